@@ -1,0 +1,97 @@
+"""Eager argument checks shared by the public entry points.
+
+Every check runs on concrete (host) values before anything is traced or compiled, and raises a
+`ValueError` naming the offending parameter. Traced values pass through unchecked: the jitted
+paths document what they assume instead.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+COUNT_MAX = int(np.iinfo(np.int32).max)
+"""Largest sample count representable by the count dtype (int32)."""
+
+
+def is_concrete(x: object) -> bool:
+    """True when ``x`` holds no tracer, so its value can be inspected on the host."""
+    return not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(x))
+
+
+def as_float_array(name: str, value: object) -> np.ndarray:
+    """Convert to a float64 array, rejecting NaN."""
+    arr = np.asarray(value, dtype=np.float64)
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} must not be NaN, got {value!r}")
+    return arr
+
+
+def check_epsilon(epsilon: object) -> np.ndarray:
+    """Privacy budget ε > 0 (``inf`` allowed: no privacy)."""
+    eps = as_float_array("epsilon", epsilon)
+    if (eps <= 0).any():
+        raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
+    return eps
+
+
+def check_open_unit(name: str, value: object) -> np.ndarray:
+    """A probability-like parameter in the open interval (0, 1) (δ, γ, β)."""
+    arr = as_float_array(name, value)
+    if ((arr <= 0) | (arr >= 1)).any():
+        raise ValueError(f"{name} must lie in (0, 1), got {value!r}")
+    return arr
+
+
+def check_num_arms(num_arms: int) -> int:
+    """At least two arms, given as a Python integer (it fixes array shapes)."""
+    if isinstance(num_arms, bool) or not isinstance(num_arms, (int, np.integer)):
+        raise ValueError(f"num_arms must be a Python int, got {num_arms!r}")
+    if num_arms < 2:
+        raise ValueError(f"num_arms must be >= 2, got {num_arms}")
+    return int(num_arms)
+
+
+def check_max_samples(max_samples: object) -> int:
+    """A positive sample budget that the int32 counts can hold."""
+    if isinstance(max_samples, float) and max_samples.is_integer():
+        max_samples = int(max_samples)
+    if isinstance(max_samples, bool) or not isinstance(max_samples, (int, np.integer)):
+        raise ValueError(f"max_samples must be an integer, got {max_samples!r}")
+    if not 0 < max_samples <= COUNT_MAX:
+        raise ValueError(
+            f"max_samples must lie in [1, {COUNT_MAX}] (int32 sample counts), got {max_samples}"
+        )
+    return int(max_samples)
+
+
+def check_unit_rewards(name: str, reward: object) -> None:
+    """Rewards in [0, 1], as the privacy proofs of CTB, DAF and DP-SE require."""
+    if not is_concrete(reward):
+        return
+    arr = np.asarray(reward, dtype=np.float64)
+    if not np.isfinite(arr).all() or (arr < 0).any() or (arr > 1).any():
+        raise ValueError(f"{name} must lie in [0, 1] for this algorithm's privacy, got {reward!r}")
+
+
+def check_finite(name: str, value: object) -> None:
+    """Reject NaN and ±inf in a concrete observation."""
+    if is_concrete(value) and not np.isfinite(np.asarray(value, dtype=np.float64)).all():
+        raise ValueError(f"{name} must be finite, got {value!r}")
+
+
+def check_positive(name: str, value: object) -> np.ndarray:
+    """A strictly positive, finite parameter (σ, Beta shape parameters)."""
+    arr = as_float_array(name, value)
+    if not np.isfinite(arr).all() or (arr <= 0).any():
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return arr
+
+
+def check_unique_best(means: object) -> int:
+    """Index of the unique best arm; ValueError when the maximum is shared."""
+    arr = np.asarray(means, dtype=np.float64)
+    best = np.flatnonzero(arr == arr.max())
+    if best.size != 1:
+        raise ValueError(f"the instance must have a unique best arm, got means {arr.tolist()}")
+    return int(best[0])

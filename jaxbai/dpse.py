@@ -1,0 +1,241 @@
+"""DP-SE (Sajed & Sheffet 2019), made fixed-confidence by stopping when one arm is left.
+
+Epochs e = 1, 2, …; Δ_e = 2^{−e}; with S the active set at the start of the epoch,
+
+    R_e = ⌊max(32 log(8|S|e²/δ)/Δ_e², 8 log(4|S|e²/δ)/(Δ_e ε)) + 1⌋
+
+pulls of every active arm; the epoch's means (this epoch only) are privatised with
+Lap(1/(ε R_e)), and arm a is eliminated if max_b μ̃_b − μ̃_a > 2(h_e + c_e) with
+h_e = √(log(8|S|e²/δ)/(2R_e)) and c_e = log(4|S|e²/δ)/(R_e ε). ε-global DP on [0, 1].
+
+Within an epoch, ask/tell pulls the active arms round-robin in index order (so the first K
+selections are 0..K−1). `step` advances a whole epoch at once, drawing each arm's epoch sum with
+`instance.sample_sum` (one Binomial per arm for Bernoulli arms), exact in distribution.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jaxbai import _validate, estimators, mechanisms
+from jaxbai.toptwo import argmax_random_ties, tree_where
+
+
+class DPSEState(NamedTuple):
+    """State of one DP-SE run.
+
+    Attributes:
+        n: samples drawn so far.
+        epoch: current epoch e (from 1).
+        active: active set S, bool ``(K,)``.
+        pulls: samples drawn in the current epoch.
+        sums: per-arm (Kahan) sums of the current epoch.
+        sums_error: Kahan compensation.
+        means: private means μ̃ of the last completed epoch.
+        priority: per-run random arm priority for tie-breaking.
+        stopped: one arm left.
+        recommendation: the last arm (−1 before).
+        exhausted: the next epoch would overflow the int32 sample count (run censored).
+    """
+
+    n: jax.Array
+    epoch: jax.Array
+    active: jax.Array
+    pulls: jax.Array
+    sums: jax.Array
+    sums_error: jax.Array
+    means: jax.Array
+    priority: jax.Array
+    stopped: jax.Array
+    recommendation: jax.Array
+    exhausted: jax.Array
+
+
+class DPSEParams(NamedTuple):
+    """Numeric parameters of DP-SE: ε and δ."""
+
+    epsilon: jax.Array
+    delta: jax.Array
+
+
+class EpochConstants(NamedTuple):
+    """R_e (as float), h_e and c_e of the current epoch."""
+
+    pulls_per_arm: jax.Array
+    h: jax.Array
+    c: jax.Array
+
+
+def epoch_constants(
+    num_active: ArrayLike, epoch: ArrayLike, delta: ArrayLike, epsilon: ArrayLike
+) -> EpochConstants:
+    """R_e, h_e, c_e of DP-SE for |S| active arms at epoch e (see module docstring)."""
+    num_active = jnp.asarray(num_active, jnp.float32)
+    e = jnp.asarray(epoch, jnp.float32)
+    gap = 2.0 ** (-e)
+    log8 = jnp.log(8 * num_active * e**2 / delta)
+    log4 = jnp.log(4 * num_active * e**2 / delta)
+    pulls = jnp.floor(jnp.maximum(32 * log8 / gap**2, 8 * log4 / (gap * epsilon)) + 1)
+    return EpochConstants(pulls, jnp.sqrt(log8 / (2 * pulls)), log4 / (pulls * epsilon))
+
+
+@dataclasses.dataclass(frozen=True)
+class DPSE:
+    """DP-SE baseline; same ask/tell and `step` interface as `jaxbai.toptwo.TopTwo`."""
+
+    name: str = "dp_se"
+    privacy: str = "global"
+    unit_interval: bool = True
+
+    def params(self, epsilon: ArrayLike | None = None, delta: ArrayLike = 0.01) -> DPSEParams:
+        """Validated (ε, δ), broadcast together."""
+        if epsilon is None:
+            raise ValueError("dp_se needs epsilon")
+        if _validate.is_concrete((epsilon, delta)):
+            _validate.check_epsilon(epsilon)
+            _validate.check_open_unit("delta", delta)
+        eps, dlt = jnp.broadcast_arrays(
+            jnp.asarray(epsilon, jnp.float32), jnp.asarray(delta, jnp.float32)
+        )
+        return DPSEParams(eps, dlt)
+
+    def init(self, key: jax.Array, params: DPSEParams, num_arms: int) -> DPSEState:
+        """All arms active, epoch 1."""
+        del params
+        num_arms = _validate.check_num_arms(num_arms)
+        zeros = jnp.zeros(num_arms, jnp.float32)
+        return DPSEState(
+            n=jnp.int32(0),
+            epoch=jnp.int32(1),
+            active=jnp.ones(num_arms, bool),
+            pulls=jnp.int32(0),
+            sums=zeros,
+            sums_error=zeros,
+            means=zeros,
+            priority=jax.random.uniform(key, (num_arms,)),
+            stopped=jnp.bool_(False),
+            recommendation=jnp.int32(-1),
+            exhausted=jnp.bool_(False),
+        )
+
+    def _constants(self, state: DPSEState, params: DPSEParams) -> EpochConstants:
+        return epoch_constants(jnp.sum(state.active), state.epoch, params.delta, params.epsilon)
+
+    def select(self, state: DPSEState, params: DPSEParams) -> jax.Array:
+        """Round-robin over the active arms, in index order."""
+        del params
+        slot = state.pulls % jnp.sum(state.active)
+        rank = jnp.cumsum(state.active) - 1
+        return jnp.argmax(state.active & (rank == slot)).astype(jnp.int32)
+
+    def privatize(self, key: jax.Array, reward: ArrayLike, params: DPSEParams) -> jax.Array:
+        """Identity (global DP: the curator sees raw rewards)."""
+        del key, params
+        return jnp.asarray(reward, jnp.float32)
+
+    def _close_epoch(self, key, state, sums, constants, params, release) -> DPSEState:
+        """Privatise the epoch means, eliminate, start the next epoch."""
+        pulls = constants.pulls_per_arm
+        if release is None:
+            means = sums / pulls + mechanisms.laplace(
+                key, jnp.full_like(sums, 1 / (params.epsilon * pulls))
+            )
+        else:
+            means = jnp.asarray(release, jnp.float32)
+        means = jnp.where(state.active, means, -jnp.inf)
+        best = jnp.max(means)
+        keep = state.active & (best - means <= 2 * (constants.h + constants.c))
+        zeros = jnp.zeros_like(sums)
+        return state._replace(
+            epoch=state.epoch + 1,
+            active=keep,
+            pulls=jnp.int32(0),
+            sums=zeros,
+            sums_error=zeros,
+            means=means,
+        )
+
+    def _epoch_done(self, state: DPSEState, constants: EpochConstants) -> jax.Array:
+        return state.pulls >= jnp.sum(state.active) * constants.pulls_per_arm
+
+    def pending_release(
+        self, state: DPSEState, arm: ArrayLike, z: ArrayLike, params: DPSEParams
+    ) -> estimators.Release:
+        """Whether recording ``z`` ends the epoch, and the epoch means it would release."""
+        constants = self._constants(state, params)
+        sums, error = estimators.kahan_add(
+            state.sums, state.sums_error, jnp.asarray(arm), jnp.float32(z)
+        )
+        due = self._epoch_done(state._replace(pulls=state.pulls + 1), constants)
+        means = jnp.where(
+            state.active & due, estimators.compensated(sums, error) / constants.pulls_per_arm, 0.0
+        )
+        counts = jnp.where(state.active & due, constants.pulls_per_arm, 0).astype(jnp.int32)
+        return estimators.Release(due, means, counts)
+
+    def update(
+        self,
+        key: jax.Array,
+        state: DPSEState,
+        arm: ArrayLike,
+        z: ArrayLike,
+        params: DPSEParams,
+        release: ArrayLike | None = None,
+    ) -> DPSEState:
+        """Record reward ``z`` ∈ [0, 1] of ``arm``; the last pull of an epoch closes it.
+
+        Raises:
+            ValueError: (eagerly) ``z`` outside [0, 1]. Under `jit` no check can run.
+        """
+        _validate.check_unit_rewards("z", z)
+        constants = self._constants(state, params)
+        sums, error = estimators.kahan_add(
+            state.sums, state.sums_error, jnp.asarray(arm), jnp.asarray(z, jnp.float32)
+        )
+        state = state._replace(n=state.n + 1, pulls=state.pulls + 1, sums=sums, sums_error=error)
+        closed = self._close_epoch(
+            key, state, estimators.compensated(sums, error), constants, params, release
+        )
+        return tree_where(self._epoch_done(state, constants), closed, state)
+
+    def stopping(self, state: DPSEState, params: DPSEParams) -> tuple[jax.Array, jax.Array]:
+        """(one arm left, that arm)."""
+        del params
+        return jnp.sum(state.active) == 1, argmax_random_ties(
+            state.active.astype(jnp.float32), state.priority
+        )
+
+    def step(self, key: jax.Array, state: DPSEState, inst: Any, params: DPSEParams) -> DPSEState:
+        """Stop if one arm is left; else run a whole epoch (one `sample_sum` draw per arm)."""
+        key_reward, key_noise = jax.random.split(key)
+        stop, best = self.stopping(state, params)
+        constants = self._constants(state, params)
+        epoch_size = jnp.sum(state.active) * constants.pulls_per_arm
+        exhausted = state.n.astype(jnp.float32) + epoch_size > _validate.COUNT_MAX
+        counts = jnp.where(state.active, constants.pulls_per_arm, 0.0)
+        sums = inst.sample_sum(key_reward, jnp.where(exhausted, 0.0, counts))
+        ran = self._close_epoch(key_noise, state, sums, constants, params, None)
+        ran = ran._replace(n=state.n + jnp.where(exhausted, 0, epoch_size).astype(jnp.int32))
+        out_of_budget = state._replace(n=jnp.int32(_validate.COUNT_MAX), exhausted=jnp.bool_(True))
+        halted = state._replace(stopped=jnp.bool_(True), recommendation=best)
+        new = tree_where(stop, halted, tree_where(exhausted, out_of_budget, ran))
+        return tree_where(state.stopped | state.exhausted, state, new)
+
+    def rounds(self, state: DPSEState) -> jax.Array:
+        """Rounds of adaptivity: completed epochs."""
+        return state.epoch - 1
+
+
+def dp_se() -> DPSE:
+    """DP-SE baseline (Sajed & Sheffet 2019), ε-global DP, stopping at one active arm.
+
+    Example:
+        >>> alg = dp_se()
+        >>> params = alg.params(epsilon=1.0, delta=0.01)
+    """
+    return DPSE()

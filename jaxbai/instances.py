@@ -1,0 +1,159 @@
+"""Arm distributions as pytrees, and the paper's Bernoulli instances (Appendix I).
+
+An instance is a `NamedTuple` of arrays, so it can be passed through `jit` and `vmap` (e.g. a
+batch of instances with the same number of arms). Each exposes
+
+* ``means``: the arms' means, shape ``(K,)``;
+* ``sample(key, arm)``: one reward of ``arm``;
+* ``sample_sum(key, counts)``: for every arm ``a``, the sum of ``counts[a]`` i.i.d. rewards
+  (used by batched algorithms such as DP-SE, exact in distribution).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from jaxbai import _validate
+
+PAPER_INSTANCES: dict[str, tuple[float, ...]] = {
+    "mu1": (0.95, 0.9, 0.9, 0.9, 0.5),
+    "mu2": (0.75, 0.7, 0.7, 0.7, 0.7),
+    "mu3": (0.0, 0.25, 0.5, 0.75, 1.0),
+    "mu4": (0.75, 0.625, 0.5, 0.375, 0.25),
+    "mu5": (0.75, 0.53125, 0.375, 0.28125, 0.25),
+    "mu6": (0.75, 0.71875, 0.625, 0.46875, 0.25),
+}
+"""Means of the six Bernoulli instances of Appendix I (Sajed & Sheffet 2019), as printed."""
+
+_BETA_CHUNK = 256
+
+
+class Bernoulli(NamedTuple):
+    """Bernoulli arms, rewards in {0, 1}."""
+
+    means: jax.Array
+
+    def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
+        """One reward of ``arm``: 1 with probability ``means[arm]``."""
+        return (jax.random.uniform(key) < self.means[arm]).astype(jnp.float32)
+
+    def sample_sum(self, key: jax.Array, counts: ArrayLike) -> jax.Array:
+        """Per-arm sums of ``counts`` rewards: one Binomial(counts[a], means[a]) draw per arm."""
+        counts = jnp.asarray(counts, jnp.float32)
+        return jax.random.binomial(key, counts, self.means).astype(jnp.float32)
+
+
+class Gaussian(NamedTuple):
+    """Gaussian arms N(means[a], sigma²)."""
+
+    means: jax.Array
+    sigma: jax.Array
+
+    def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
+        """One reward of ``arm``."""
+        return self.means[arm] + self.sigma * jax.random.normal(key)
+
+    def sample_sum(self, key: jax.Array, counts: ArrayLike) -> jax.Array:
+        """Per-arm sums of ``counts`` rewards: N(c·μ, c·σ²), exact."""
+        counts = jnp.asarray(counts, jnp.float32)
+        noise = jax.random.normal(key, self.means.shape)
+        return counts * self.means + jnp.sqrt(counts) * self.sigma * noise
+
+
+class Beta(NamedTuple):
+    """Beta(a, b) arms on [0, 1], mean a / (a + b)."""
+
+    a: jax.Array
+    b: jax.Array
+
+    @property
+    def means(self) -> jax.Array:
+        """Arm means a / (a + b)."""
+        return self.a / (self.a + self.b)
+
+    def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
+        """One reward of ``arm``."""
+        return jax.random.beta(key, self.a[arm], self.b[arm])
+
+    def sample_sum(self, key: jax.Array, counts: ArrayLike) -> jax.Array:
+        """Per-arm sums of ``counts`` rewards, drawn in chunks of 256 (no closed form exists)."""
+        counts = jnp.asarray(counts, jnp.float32)
+        shape = (_BETA_CHUNK, *self.a.shape)
+
+        def body(carry):
+            done, total, key = carry
+            key, sub = jax.random.split(key)
+            draws = jax.random.beta(sub, self.a, self.b, shape)
+            offsets = done + jnp.arange(_BETA_CHUNK, dtype=jnp.float32)[:, None]
+            total = total + jnp.sum(jnp.where(offsets < counts, draws, 0.0), axis=0)
+            return done + _BETA_CHUNK, total, key
+
+        start = (jnp.float32(0.0), jnp.zeros_like(counts), key)
+        _, total, _ = jax.lax.while_loop(lambda c: c[0] < jnp.max(counts), body, start)
+        return total
+
+
+Instance = Bernoulli | Gaussian | Beta
+
+
+def _means_vector(means: ArrayLike) -> np.ndarray:
+    arr = _validate.as_float_array("means", means)
+    if arr.ndim != 1:
+        raise ValueError(f"means must be a 1-D sequence, got shape {arr.shape}")
+    _validate.check_num_arms(arr.shape[0])
+    if not np.isfinite(arr).all():
+        raise ValueError(f"means must be finite, got {arr.tolist()}")
+    return arr
+
+
+def bernoulli(means: ArrayLike) -> Bernoulli:
+    """Bernoulli instance with the given means in [0, 1].
+
+    Example:
+        >>> inst = bernoulli([0.95, 0.9, 0.9, 0.9, 0.5])
+        >>> inst.means.shape
+        (5,)
+    """
+    arr = _means_vector(means)
+    if (arr < 0).any() or (arr > 1).any():
+        raise ValueError(f"Bernoulli means must lie in [0, 1], got {arr.tolist()}")
+    return Bernoulli(jnp.asarray(arr, jnp.float32))
+
+
+def gaussian(means: ArrayLike, sigma: float = 1.0) -> Gaussian:
+    """Gaussian instance N(means[a], sigma²) (rewards unbounded: not for CTB/DAF/DP-SE).
+
+    Example:
+        >>> gaussian([1.0, 0.5], sigma=0.5).sigma
+        Array(0.5, dtype=float32)
+    """
+    arr = _means_vector(means)
+    sig = _validate.check_positive("sigma", sigma)
+    if sig.ndim != 0:
+        raise ValueError("sigma must be a scalar")
+    return Gaussian(jnp.asarray(arr, jnp.float32), jnp.float32(sig))
+
+
+def beta(a: ArrayLike, b: ArrayLike) -> Beta:
+    """Beta(a, b) instance on [0, 1] (continuous rewards: no ties between arms).
+
+    Example:
+        >>> beta([2.0, 1.0], [1.0, 1.0]).means
+        Array([0.6666667, 0.5      ], dtype=float32)
+    """
+    a_arr = _validate.check_positive("a", a)
+    b_arr = _validate.check_positive("b", b)
+    if a_arr.shape != b_arr.shape or a_arr.ndim != 1:
+        raise ValueError(f"a and b must be 1-D of equal length, got {a_arr.shape}, {b_arr.shape}")
+    _validate.check_num_arms(a_arr.shape[0])
+    return Beta(jnp.asarray(a_arr, jnp.float32), jnp.asarray(b_arr, jnp.float32))
+
+
+def rewards_in_unit_interval(inst: Instance) -> bool:
+    """Whether every reward of ``inst`` lies in [0, 1] (required by CTB, DAF and DP-SE)."""
+    return isinstance(inst, (Bernoulli, Beta))
