@@ -23,7 +23,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxbai import _validate, estimators, mechanisms
-from jaxbai.toptwo import argmax_random_ties, tree_where
+from jaxbai._arrays import argmax_random_ties, one_hot, tree_where
 
 
 class DPSEState(NamedTuple):
@@ -163,14 +163,17 @@ class DPSE:
     def _epoch_done(self, state: DPSEState, constants: EpochConstants) -> jax.Array:
         return state.pulls >= jnp.sum(state.active) * constants.pulls_per_arm
 
+    def _add(self, state: DPSEState, arm: ArrayLike, z: ArrayLike) -> tuple[jax.Array, jax.Array]:
+        """The epoch's Kahan sums with ``z`` added to ``arm``."""
+        pulled = one_hot(jnp.asarray(arm, jnp.int32), state.sums.shape[0])
+        return estimators.kahan_add(state.sums, state.sums_error, pulled, jnp.float32(z))
+
     def pending_release(
         self, state: DPSEState, arm: ArrayLike, z: ArrayLike, params: DPSEParams
     ) -> estimators.Release:
         """Whether recording ``z`` ends the epoch, and the epoch means it would release."""
         constants = self._constants(state, params)
-        sums, error = estimators.kahan_add(
-            state.sums, state.sums_error, jnp.asarray(arm), jnp.float32(z)
-        )
+        sums, error = self._add(state, arm, z)
         due = self._epoch_done(state._replace(pulls=state.pulls + 1), constants)
         means = jnp.where(
             state.active & due, estimators.compensated(sums, error) / constants.pulls_per_arm, 0.0
@@ -194,9 +197,7 @@ class DPSE:
         """
         _validate.check_unit_rewards("z", z)
         constants = self._constants(state, params)
-        sums, error = estimators.kahan_add(
-            state.sums, state.sums_error, jnp.asarray(arm), jnp.asarray(z, jnp.float32)
-        )
+        sums, error = self._add(state, arm, z)
         state = state._replace(n=state.n + 1, pulls=state.pulls + 1, sums=sums, sums_error=error)
         closed = self._close_epoch(
             key, state, estimators.compensated(sums, error), constants, params, release

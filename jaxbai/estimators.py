@@ -4,10 +4,12 @@ MLE (Alg. 2), CTB (Alg. 4), Gaussian mechanism (Alg. 8) and DAF (Alg. 5).
 
 An estimator owns the privacy of an algorithm: `privatize` is the user-side (local) mechanism,
 applied to a raw reward before the algorithm sees it; `observe` folds an (already privatised)
-observation of ``arm`` into the estimator fields of the driver's state, after the driver has
-incremented ``counts[arm]``. Global-DP estimators (DAF) add their noise inside `observe`, when an
-arm's phase ends; the noisy value may instead be supplied by the caller through ``release``
-(a real trial uses a cryptographically secure, snapped Laplace sampler).
+observation into the estimator fields of the driver's state, after the driver has incremented
+the pulled arm's count. Arms are addressed by a one-hot mask ``pulled`` (see `jaxbai._arrays`).
+Both are driven by a uniform u ∈ (0, 1) rather than a key, so one hash feeds a whole simulation
+step. Global-DP estimators (DAF) add their noise inside `observe`, when an arm's phase ends;
+the noisy value may instead be supplied by the caller through ``release`` (a real trial uses a
+cryptographically secure, snapped Laplace sampler).
 
 Running sums use Kahan compensation, so float32 means stay accurate at 10⁹ samples.
 """
@@ -28,7 +30,7 @@ class Release(NamedTuple):
 
     Attributes:
         due: whether this update releases noisy means.
-        means: the non-private means that would be released, shape ``(K,)``.
+        means: the non-private means that would be released, shape ``(K,)`` (0 elsewhere).
         counts: number of samples behind each released mean (0 where none), shape ``(K,)``;
             the Laplace scale for arm ``a`` is ``1/(epsilon * counts[a])``.
     """
@@ -39,27 +41,21 @@ class Release(NamedTuple):
 
 
 def kahan_add(
-    total: jax.Array, error: jax.Array, index: jax.Array, value: jax.Array
+    total: jax.Array, error: jax.Array, mask: jax.Array, value: jax.Array
 ) -> tuple[jax.Array, jax.Array]:
-    """Add ``value`` to ``total[index]`` with Kahan compensation ``error``.
+    """Add ``value`` to the entries of ``total`` selected by ``mask``, with Kahan compensation.
 
     The compensated sum is ``total − error``.
     """
-    y = value - error[index]
-    t = total[index] + y
-    new_error = (t - total[index]) - y
-    return total.at[index].set(t), error.at[index].set(new_error)
+    y = value - error
+    t = total + y
+    new_error = (t - total) - y
+    return jnp.where(mask, t, total), jnp.where(mask, new_error, error)
 
 
 def compensated(total: jax.Array, error: jax.Array) -> jax.Array:
     """The compensated value of a Kahan sum."""
     return total - error
-
-
-def no_release(state: Any) -> Release:
-    """The `Release` of an estimator that never publishes noisy means."""
-    zeros = jnp.zeros_like(state.means)
-    return Release(jnp.bool_(False), zeros, jnp.zeros_like(state.counts))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,35 +68,31 @@ class MLE:
     unit_observations: bool = False
     """Whether observations passed to `observe` must lie in [0, 1]."""
 
-    def privatize(self, key: jax.Array, reward: jax.Array, params: Any) -> jax.Array:
+    def privatize(self, u: jax.Array, reward: jax.Array, params: Any) -> jax.Array:
         """Identity: the algorithm sees the raw reward."""
-        del key, params
+        del u, params
         return jnp.asarray(reward, jnp.float32)
 
     def observe(
         self,
-        key: jax.Array,
+        u: jax.Array,
         state: Any,
-        arm: jax.Array,
+        pulled: jax.Array,
         z: jax.Array,
         params: Any,
         release: jax.Array | None,
     ) -> Any:
         """μ̂_a = N_a⁻¹ Σ_t z_t 1{a_t = a}, Ñ = N (Alg. 2 / Alg. 6 line 13)."""
-        del key, params, release
-        sums, error = kahan_add(state.sums, state.sums_error, arm, z)
-        mean = compensated(sums[arm], error[arm]) / state.counts[arm]
-        return state._replace(
-            sums=sums,
-            sums_error=error,
-            means=state.means.at[arm].set(mean),
-            local_counts=state.counts,
-        )
+        del u, params, release
+        sums, error = kahan_add(state.sums, state.sums_error, pulled, z)
+        means = jnp.where(pulled, compensated(sums, error) / state.counts, state.means)
+        return state._replace(sums=sums, sums_error=error, means=means, local_counts=state.counts)
 
-    def pending_release(self, state: Any, arm: jax.Array, z: jax.Array, params: Any) -> Release:
+    def pending_release(self, state: Any, pulled: jax.Array, z: jax.Array, params: Any) -> Release:
         """The MLE publishes nothing."""
-        del arm, z, params
-        return no_release(state)
+        del pulled, z, params
+        zeros = jnp.zeros_like(state.means)
+        return Release(jnp.bool_(False), zeros, jnp.zeros_like(state.counts))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,9 +102,9 @@ class CTB(MLE):
     privacy: str = "local"
     unit_rewards: bool = True
 
-    def privatize(self, key: jax.Array, reward: jax.Array, params: Any) -> jax.Array:
+    def privatize(self, u: jax.Array, reward: jax.Array, params: Any) -> jax.Array:
         """r̃ ~ Ber((r(e^ε − 1) + 1)/(e^ε + 1)), computed stably via tanh(ε/2)."""
-        return mechanisms.randomized_response(key, reward, params.epsilon)
+        return mechanisms.randomized_response_from_uniform(u, reward, params.epsilon)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,10 +114,27 @@ class GaussianMechanism(MLE):
     privacy: str = "local"
     unit_rewards: bool = True
 
-    def privatize(self, key: jax.Array, reward: jax.Array, params: Any) -> jax.Array:
+    def privatize(self, u: jax.Array, reward: jax.Array, params: Any) -> jax.Array:
         """r̃ = r + N(0, σ²_{ε,γ})."""
         sigma = mechanisms.gaussian_mechanism_sigma(params.epsilon, params.gamma)
-        return mechanisms.gaussian_mechanism(key, reward, sigma)
+        return reward + sigma * mechanisms.gaussian_from_uniform(u)
+
+
+class _PhaseEnd(NamedTuple):
+    sums: jax.Array
+    sums_error: jax.Array
+    due: jax.Array
+    local_counts: jax.Array
+    means: jax.Array
+
+
+def _phase_end(state: Any, counts: jax.Array, pulled: jax.Array, z: jax.Array) -> _PhaseEnd:
+    """Add z to the pulled arm's phase sum; which arm's phase ends, with what Ñ and μ̂ (Alg. 5)."""
+    sums, error = kahan_add(state.sums, state.sums_error, pulled, z)
+    due = pulled & (counts >= 2 * state.phase_start)
+    local = counts - state.phase_start
+    means = compensated(sums, error) / jnp.maximum(local, 1)
+    return _PhaseEnd(sums, error, due, local, means)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,53 +153,42 @@ class DAF:
     unit_rewards: bool = False
     unit_observations: bool = True
 
-    def privatize(self, key: jax.Array, reward: jax.Array, params: Any) -> jax.Array:
+    def privatize(self, u: jax.Array, reward: jax.Array, params: Any) -> jax.Array:
         """Identity: the trusted curator sees raw rewards (global DP)."""
-        del key, params
+        del u, params
         return jnp.asarray(reward, jnp.float32)
 
-    def pending_release(self, state: Any, arm: jax.Array, z: jax.Array, params: Any) -> Release:
-        """Whether observing ``z`` for ``arm`` ends its phase, and the phase mean it would release.
+    def pending_release(self, state: Any, pulled: jax.Array, z: jax.Array, params: Any) -> Release:
+        """Whether observing ``z`` ends the pulled arm's phase, and the phase mean it releases.
 
         Call before `observe`, with ``state.counts`` not yet incremented.
         """
         del params
-        count = state.counts[arm] + 1
-        due = count >= 2 * state.phase_start[arm]
-        local = count - state.phase_start[arm]
-        phase_sum = compensated(state.sums[arm], state.sums_error[arm]) + z
-        means = jnp.zeros_like(state.means).at[arm].set(phase_sum / local)
-        counts = jnp.zeros_like(state.counts).at[arm].set(jnp.where(due, local, 0))
-        return Release(due, jnp.where(due, means, 0.0), counts)
+        end = _phase_end(state, state.counts + pulled, pulled, z)
+        means = jnp.where(end.due, end.means, 0.0)
+        return Release(jnp.any(end.due), means, jnp.where(end.due, end.local_counts, 0))
 
     def observe(
         self,
-        key: jax.Array,
+        u: jax.Array,
         state: Any,
-        arm: jax.Array,
+        pulled: jax.Array,
         z: jax.Array,
         params: Any,
         release: jax.Array | None,
     ) -> Any:
         """Add z to the phase sum; at a phase switch release μ̃_a and forget (Alg. 5, lines 3–8)."""
-        sums, error = kahan_add(state.sums, state.sums_error, arm, z)
-        count = state.counts[arm]
-        due = count >= 2 * state.phase_start[arm]
-        local = count - state.phase_start[arm]
-        phase_mean = compensated(sums[arm], error[arm]) / local
+        end = _phase_end(state, state.counts, pulled, z)
         if release is None:
-            noisy = phase_mean + mechanisms.laplace(key, 1.0 / (params.epsilon * local))
+            scale = 1.0 / (params.epsilon * jnp.maximum(end.local_counts, 1))
+            noisy = end.means + mechanisms.laplace_from_uniform(u, scale)
         else:
-            noisy = jnp.asarray(release, jnp.float32)[arm]
-
-        def on_switch(x: jax.Array, value: jax.Array) -> jax.Array:
-            return jnp.where(due, x.at[arm].set(value), x)
-
+            noisy = jnp.asarray(release, jnp.float32)
         return state._replace(
-            sums=on_switch(sums, 0.0),
-            sums_error=on_switch(error, 0.0),
-            means=on_switch(state.means, noisy),
-            local_counts=on_switch(state.local_counts, local),
-            phase_start=on_switch(state.phase_start, count),
-            phases=on_switch(state.phases, state.phases[arm] + 1),
+            sums=jnp.where(end.due, 0.0, end.sums),
+            sums_error=jnp.where(end.due, 0.0, end.sums_error),
+            means=jnp.where(end.due, noisy, state.means),
+            local_counts=jnp.where(end.due, end.local_counts, state.local_counts),
+            phase_start=jnp.where(end.due, state.counts, state.phase_start),
+            phases=state.phases + end.due,
         )

@@ -5,6 +5,8 @@ batch of instances with the same number of arms). Each exposes
 
 * ``means``: the arms' means, shape ``(K,)``;
 * ``sample(key, arm)``: one reward of ``arm``;
+* ``draw(u, key, arm)``: one reward of ``arm`` from a uniform u ∈ (0, 1) by inversion where the
+  inverse CDF is cheap (Bernoulli, Gaussian), else from ``key`` (Beta);
 * ``sample_sum(key, counts)``: for every arm ``a``, the sum of ``counts[a]`` i.i.d. rewards
   (used by batched algorithms such as DP-SE, exact in distribution).
 """
@@ -19,6 +21,8 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxbai import _validate
+from jaxbai._arrays import one_hot, pick
+from jaxbai.mechanisms import gaussian_from_uniform, open_uniform
 
 PAPER_INSTANCES: dict[str, tuple[float, ...]] = {
     "mu1": (0.95, 0.9, 0.9, 0.9, 0.5),
@@ -40,7 +44,12 @@ class Bernoulli(NamedTuple):
 
     def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
         """One reward of ``arm``: 1 with probability ``means[arm]``."""
-        return (jax.random.uniform(key) < self.means[arm]).astype(jnp.float32)
+        return self.draw(open_uniform(key), key, arm)
+
+    def draw(self, u: jax.Array, key: jax.Array, arm: ArrayLike) -> jax.Array:
+        """1{u < means[arm]}: exact for means 0 and 1 since u ∈ (0, 1)."""
+        del key
+        return (u < pick(self.means, one_hot(arm, self.means.shape[0]))).astype(jnp.float32)
 
     def sample_sum(self, key: jax.Array, counts: ArrayLike) -> jax.Array:
         """Per-arm sums of ``counts`` rewards: one Binomial(counts[a], means[a]) draw per arm."""
@@ -56,7 +65,13 @@ class Gaussian(NamedTuple):
 
     def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
         """One reward of ``arm``."""
-        return self.means[arm] + self.sigma * jax.random.normal(key)
+        return self.draw(open_uniform(key), key, arm)
+
+    def draw(self, u: jax.Array, key: jax.Array, arm: ArrayLike) -> jax.Array:
+        """μ_arm + σ Φ⁻¹(u)."""
+        del key
+        mean = pick(self.means, one_hot(arm, self.means.shape[0]))
+        return mean + self.sigma * gaussian_from_uniform(u)
 
     def sample_sum(self, key: jax.Array, counts: ArrayLike) -> jax.Array:
         """Per-arm sums of ``counts`` rewards: N(c·μ, c·σ²), exact."""
@@ -79,6 +94,11 @@ class Beta(NamedTuple):
     def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
         """One reward of ``arm``."""
         return jax.random.beta(key, self.a[arm], self.b[arm])
+
+    def draw(self, u: jax.Array, key: jax.Array, arm: ArrayLike) -> jax.Array:
+        """One reward of ``arm`` from ``key`` (no cheap inverse CDF; ``u`` is unused)."""
+        del u
+        return self.sample(jax.random.fold_in(key, 1), arm)
 
     def sample_sum(self, key: jax.Array, counts: ArrayLike) -> jax.Array:
         """Per-arm sums of ``counts`` rewards, drawn in chunks of 256 (no closed form exists)."""

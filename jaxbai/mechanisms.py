@@ -1,14 +1,27 @@
 """Privacy mechanisms: randomised response (Lemma 12), Gaussian (Alg. 8), Laplace (Alg. 5).
 
-These are the simulation samplers, driven by JAX keys. Real trials use the cryptographically
-secure, snapped samplers of `jaxbai.trial` instead.
+Each mechanism comes in two forms: one driven by a uniform u ∈ (0, 1) (``*_from_uniform``),
+which the simulation step uses so that one `jax.random.bits` call feeds a whole step, and a
+key-driven convenience wrapper. These are the simulation samplers; real trials use the
+cryptographically secure, snapped samplers of `jaxbai.secure_noise` instead.
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.special
 from jax.typing import ArrayLike
+
+
+def open_uniform(key: jax.Array, shape: tuple[int, ...] = ()) -> jax.Array:
+    """Uniforms on the open interval (0, 1): (⌊bits/2⁸⌋ + ½)/2²⁴ from one `jax.random.bits` call.
+
+    Open at both ends, so inverse-CDF transforms (Laplace, Gaussian) stay finite and a
+    Bernoulli(p) draw ``u < p`` is exact for p = 0 and p = 1.
+    """
+    bits = jax.random.bits(key, shape, jnp.uint32)
+    return ((bits >> 8).astype(jnp.float32) + 0.5) * jnp.float32(2.0**-24)
 
 
 def randomized_response_probability(reward: ArrayLike, epsilon: ArrayLike) -> jax.Array:
@@ -20,6 +33,13 @@ def randomized_response_probability(reward: ArrayLike, epsilon: ArrayLike) -> ja
     return 0.5 + (jnp.asarray(reward) - 0.5) * jnp.tanh(jnp.asarray(epsilon) / 2)
 
 
+def randomized_response_from_uniform(
+    u: ArrayLike, reward: ArrayLike, epsilon: ArrayLike
+) -> jax.Array:
+    """r̃ = 1{u < P(r̃ = 1 | r)}: randomised response driven by a uniform u ∈ (0, 1)."""
+    return (jnp.asarray(u) < randomized_response_probability(reward, epsilon)).astype(jnp.float32)
+
+
 def randomized_response(key: jax.Array, reward: ArrayLike, epsilon: ArrayLike) -> jax.Array:
     """Convert-To-Bernoulli privatisation of a reward in [0, 1] (Alg. 4; ε-local DP, Lemma 12).
 
@@ -28,8 +48,8 @@ def randomized_response(key: jax.Array, reward: ArrayLike, epsilon: ArrayLike) -
         >>> float(z)
         1.0
     """
-    p = randomized_response_probability(reward, epsilon)
-    return (jax.random.uniform(key, jnp.shape(p)) < p).astype(jnp.float32)
+    u = open_uniform(key, jnp.shape(jnp.asarray(reward)))
+    return randomized_response_from_uniform(u, reward, epsilon)
 
 
 def randomized_response_mean(means: ArrayLike, epsilon: ArrayLike) -> jax.Array:
@@ -42,13 +62,24 @@ def gaussian_mechanism_sigma(epsilon: ArrayLike, gamma: ArrayLike) -> jax.Array:
     return jnp.sqrt(2 * jnp.log(1.25 / jnp.asarray(gamma))) / jnp.asarray(epsilon)
 
 
+def gaussian_from_uniform(u: ArrayLike) -> jax.Array:
+    """A standard normal by inversion, Φ⁻¹(u), of a uniform u ∈ (0, 1)."""
+    return jax.scipy.special.ndtri(jnp.asarray(u, jnp.float32))
+
+
 def gaussian_mechanism(key: jax.Array, reward: ArrayLike, sigma: ArrayLike) -> jax.Array:
     """r̃ = r + N(0, σ²) with σ = σ_{ε,γ} (Alg. 8, line 11)."""
     reward = jnp.asarray(reward, jnp.float32)
-    return reward + jnp.asarray(sigma) * jax.random.normal(key, reward.shape)
+    return reward + jnp.asarray(sigma) * gaussian_from_uniform(open_uniform(key, reward.shape))
+
+
+def laplace_from_uniform(u: ArrayLike, scale: ArrayLike) -> jax.Array:
+    """Lap(b) by inversion of u ∈ (0, 1): b·log(2u) if u < ½, else −b·log(2(1 − u))."""
+    u = jnp.asarray(u, jnp.float32)
+    return jnp.asarray(scale) * jnp.where(u < 0.5, jnp.log(2 * u), -jnp.log(2 * (1 - u)))
 
 
 def laplace(key: jax.Array, scale: ArrayLike) -> jax.Array:
     """Lap(b) noise with density exp(−|y|/b)/(2b): mean 0, variance 2b² (Appendix B)."""
     scale = jnp.asarray(scale, jnp.float32)
-    return scale * jax.random.laplace(key, scale.shape)
+    return laplace_from_uniform(open_uniform(key, scale.shape), scale)

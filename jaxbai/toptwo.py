@@ -32,6 +32,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxbai import _validate, costs, estimators, mechanisms, thresholds
+from jaxbai._arrays import argmax_random_ties, one_hot, pick, tree_where, uniforms_from_key
 
 
 class TopTwoState(NamedTuple):
@@ -85,17 +86,6 @@ class TopTwoParams(NamedTuple):
     beta: jax.Array
     sigma2: jax.Array
     gamma: jax.Array
-
-
-def argmax_random_ties(values: jax.Array, priority: jax.Array) -> jax.Array:
-    """argmax of ``values``; among tied maxima, the arm with the highest ``priority``."""
-    is_max = values == jnp.max(values)
-    return jnp.argmax(jnp.where(is_max, priority, -1.0)).astype(jnp.int32)
-
-
-def tree_where(cond: jax.Array, on_true: Any, on_false: Any) -> Any:
-    """Elementwise select between two pytrees of the same structure."""
-    return jax.tree_util.tree_map(lambda a, b: jnp.where(cond, a, b), on_true, on_false)
 
 
 # ----------------------------------------------------------------------------- components
@@ -177,8 +167,10 @@ def transportation_cost_challenger(
 
     Alg. 1 line 9; Alg. 9/10 line 15 (DESIGN semantics 5).
     """
-    w = alg.cost(state.means[leader], state.means, state.counts[leader], state.counts, params)
-    w = jnp.where(jnp.arange(w.shape[0]) == leader, jnp.inf, w)
+    is_leader = one_hot(leader, state.means.shape[0])
+    mu_b, n_b = pick(state.means, is_leader), pick(state.counts, is_leader)
+    w = alg.cost(mu_b, state.means, n_b, state.counts, params)
+    w = jnp.where(is_leader, jnp.inf, w)
     return argmax_random_ties(-w, state.priority)
 
 
@@ -298,7 +290,9 @@ class TopTwo:
         leader = self.leader(state, params)
         challenger = self.challenger(self, state, leader, params)
         beta = self.tracking_beta(self, state, leader, challenger, params)
-        pull_leader = state.leader_pulls[leader] <= beta * (state.leader_counts[leader] + 1)
+        is_leader = one_hot(leader, state.means.shape[0])
+        leader_count = pick(state.leader_counts, is_leader) + 1
+        pull_leader = pick(state.leader_pulls, is_leader) <= beta * leader_count
         arm = jnp.where(pull_leader, leader, challenger)
         initial = state.n < state.counts.shape[0]
         return leader, jnp.where(initial, state.n, arm).astype(jnp.int32)
@@ -316,19 +310,21 @@ class TopTwo:
         if self.estimator.unit_rewards:
             _validate.check_unit_rewards("reward", reward)
         _validate.check_finite("reward", reward)
-        return self.estimator.privatize(key, reward, params)
+        return self.estimator.privatize(mechanisms.open_uniform(key), reward, params)
 
-    def _record(self, key, state, leader, arm, z, params, release) -> TopTwoState:
-        tracked = state.n >= state.counts.shape[0]
+    def _record(self, u, state, leader, arm, z, params, release) -> TopTwoState:
+        """Counts, tracking counters (Alg. 1, line 12) and the estimator update (line 13)."""
+        num_arms = state.counts.shape[0]
+        pulled, is_leader = one_hot(arm, num_arms), one_hot(leader, num_arms)
+        tracked = state.n >= num_arms
         state = state._replace(
             n=state.n + 1,
-            counts=state.counts.at[arm].add(1),
-            leader_counts=state.leader_counts.at[leader].add(tracked.astype(jnp.int32)),
-            leader_pulls=state.leader_pulls.at[leader].add(
-                (tracked & (arm == leader)).astype(jnp.int32)
-            ),
+            counts=state.counts + pulled,
+            leader_counts=state.leader_counts + (tracked & is_leader),
+            leader_pulls=state.leader_pulls + (tracked & is_leader & pulled),
         )
-        return self.estimator.observe(key, state, arm, jnp.asarray(z, jnp.float32), params, release)
+        z = jnp.asarray(z, jnp.float32)
+        return self.estimator.observe(u, state, pulled, z, params, release)
 
     def update(
         self,
@@ -355,23 +351,26 @@ class TopTwo:
             _validate.check_unit_rewards("z", z)
         _validate.check_finite("z", z)
         leader = self.leader(state, params)
-        return self._record(key, state, leader, jnp.asarray(arm, jnp.int32), z, params, release)
+        arm = jnp.asarray(arm, jnp.int32)
+        return self._record(mechanisms.open_uniform(key), state, leader, arm, z, params, release)
 
     def pending_release(
         self, state: TopTwoState, arm: ArrayLike, z: ArrayLike, params: TopTwoParams
     ) -> estimators.Release:
         """What `update(…, arm, z, …)` would release through the Laplace mechanism."""
-        return self.estimator.pending_release(state, jnp.asarray(arm, jnp.int32), z, params)
+        pulled = one_hot(jnp.asarray(arm, jnp.int32), state.counts.shape[0])
+        return self.estimator.pending_release(state, pulled, jnp.asarray(z, jnp.float32), params)
 
     def stopping(self, state: TopTwoState, params: TopTwoParams) -> tuple[jax.Array, jax.Array]:
         """GLR stopping rule (Eq. 2): (stop, â). Never True before every arm was pulled once."""
         num_arms = state.counts.shape[0]
         best = argmax_random_ties(state.means, state.priority)
         mu_b, w_b = state.means, state.local_counts
-        mu_a, w_a = state.means[best], state.local_counts[best]
+        is_best = one_hot(best, num_arms)
+        mu_a, w_a = pick(state.means, is_best), pick(state.local_counts, is_best)
         cost = self.cost(mu_a, mu_b, w_a, w_b, params)
         threshold = self.threshold(mu_a, mu_b, w_a, w_b, state.n, num_arms, params)
-        passed = (cost >= threshold) | (jnp.arange(num_arms) == best)
+        passed = (cost >= threshold) | is_best
         return jnp.all(passed) & (state.n >= num_arms), best
 
     def step(
@@ -379,14 +378,17 @@ class TopTwo:
     ) -> TopTwoState:
         """One iteration: stopping test, then select, sample, privatise, update.
 
-        A no-op once stopped.
+        A no-op once stopped. ``key`` must be fresh for every step (e.g.
+        ``fold_in(stream_key, state.n)``): its two words are used directly as the step's random
+        bits, one uniform for the reward and one for the estimator's mechanism (randomised
+        response, Gaussian or Laplace noise; no estimator uses two).
         """
-        key_reward, key_privacy, key_update = jax.random.split(key, 3)
+        u_reward, u_mechanism = uniforms_from_key(key)
         stop, best = self.stopping(state, params)
         leader, arm = self._sampling_rule(state, params)
-        reward = inst.sample(key_reward, arm)
-        z = self.estimator.privatize(key_privacy, reward, params)
-        pulled = self._record(key_update, state, leader, arm, z, params, None)
+        reward = inst.draw(u_reward, key, arm)
+        z = self.estimator.privatize(u_mechanism, reward, params)
+        pulled = self._record(u_mechanism, state, leader, arm, z, params, None)
         halted = state._replace(stopped=jnp.bool_(True), recommendation=best)
         return tree_where(state.stopped, state, tree_where(stop, halted, pulled))
 

@@ -1,0 +1,47 @@
+"""Small array helpers for per-arm state under `vmap`.
+
+Per-arm updates use one-hot masks instead of scatters and gathers: with K small, masked
+elementwise arithmetic fuses into one loop, where a batched scatter or gather would not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+
+def one_hot(index: ArrayLike, num_arms: int) -> jax.Array:
+    """Boolean mask of shape ``(num_arms,)``, True at ``index``."""
+    return jnp.arange(num_arms) == index
+
+
+def pick(values: jax.Array, mask: jax.Array) -> jax.Array:
+    """``values[i]`` for the single True entry ``i`` of ``mask``."""
+    return jnp.sum(jnp.where(mask, values, jnp.zeros_like(values)))
+
+
+def argmax_random_ties(values: jax.Array, priority: jax.Array) -> jax.Array:
+    """argmax of ``values``; among tied maxima, the arm with the highest ``priority``."""
+    is_max = values == jnp.max(values)
+    return jnp.argmax(jnp.where(is_max, priority, -1.0)).astype(jnp.int32)
+
+
+def tree_where(cond: jax.Array, on_true: Any, on_false: Any) -> Any:
+    """Elementwise select between two pytrees of the same structure."""
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(cond, a, b), on_true, on_false)
+
+
+def uniforms_from_key(key: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Two uniforms on (0, 1) from the words of a (freshly folded-in) key, with no extra hash.
+
+    A simulation step receives ``fold_in(stream_key, n)``; its two 32-bit words are already
+    threefry output, so they serve directly as the step's random bits.
+    """
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        key = jax.random.key_data(key)
+    words = key.reshape(-1)[:2].astype(jnp.uint32)
+    u = ((words >> 8).astype(jnp.float32) + 0.5) * jnp.float32(2.0**-24)
+    return u[0], u[1]
