@@ -1,13 +1,12 @@
 """Bad input raises ValueError naming the offending parameter, before anything is compiled.
 
 Each case checks the message with ``pytest.raises(ValueError, match=...)``, anchored on the
-parameter's name. `jaxbai.simulate` cases run with the compiled grid runner replaced by a stub
-that fails the test if reached, which shows the check happens before compilation.
+parameter's name. `jaxbai.simulate` cases run with JAX's loop primitives replaced by a stub
+that fails the test if reached, which shows the check happens before the simulation is traced.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 
 import jax
@@ -39,13 +38,15 @@ def _params(name: str, **kwargs):
 
 @pytest.fixture
 def no_compile(monkeypatch):
-    """Replace the compiled simulation grid by a stub that fails if it is ever called."""
-    module = importlib.import_module("jaxbai.simulate")
+    """Make tracing a simulation loop fail the test: every simulation runs under
+    `jax.lax.while_loop` / `fori_loop` and no argument check does, so a ValueError raised with
+    these stubbed out was raised before the simulation was traced and compiled."""
 
     def reached(*args, **kwargs):
         raise AssertionError("validation must run before the simulation is compiled")
 
-    monkeypatch.setattr(module, "_simulate_grid", reached)
+    monkeypatch.setattr(jax.lax, "while_loop", reached)
+    monkeypatch.setattr(jax.lax, "fori_loop", reached)
 
 
 # ------------------------------------------------------------------ ε
