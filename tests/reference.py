@@ -1,0 +1,437 @@
+"""Plain-Python transcription of the paper's pseudocode, for trajectory-equality tests.
+
+Written from the paper (Alg. 1, 4–10, Eq. 3/4/11–14/20, Lemma 23) and the "Semantics fixed
+here" section of the design notes, independently of `jaxbai`: loops and Python floats
+(double precision), no JAX, no NumPy in the algorithms. SciPy only evaluates the special
+functions of the theory thresholds (Riemann ζ, Lambert W₋₁, a scalar minimisation).
+
+Both drivers consume pre-drawn tables, so the same randomness can be fed to the JAX code:
+
+* ``observations[a][j]``: the j-th observation of arm a, as the algorithm sees it (already
+  privatised for the local-DP algorithms; see `randomized_response`, `gaussian_mechanism`);
+* ``laplace[a][i]``: standard Lap(1) draws; the i-th noisy release of arm a (DAF phase i + 1,
+  DP-SE epoch i + 1) adds ``laplace[a][i] * scale`` with the mechanism's scale.
+
+Ties in every argmax/argmin go to the tied arm with the highest ``priority`` (design note 6).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from scipy import optimize, special
+
+S = 1.2
+"""Concentration parameter s of the TTUCB bonus (Eq. 3; s = α = 1.2 in practice)."""
+ALPHA = 1.2
+"""Concentration parameter α of the TTUCB bonus (Eq. 3)."""
+UNIT_SIGMA2 = 0.25
+"""σ² = 1/4: rewards (or randomised-response bits) in [0, 1] are 1/2-sub-Gaussian."""
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """Outcome of one run: pulled arms in order, τ (= len(arms)) and the recommendation.
+
+    ``deferred`` (not part of equality) lists the samples at which the reference followed a
+    given trajectory because its own decision was a floating-point near-tie (see `top_two`).
+    """
+
+    arms: tuple[int, ...]
+    tau: int
+    recommendation: int
+    deferred: tuple[int, ...] = field(default=(), compare=False)
+
+
+# ----------------------------------------------------------------------------- tie-breaking
+def argmax(values: Sequence[float], priority: Sequence[float], allowed=None) -> int:
+    """arg max over ``allowed`` arms; ties go to the highest priority (design note 6)."""
+    arms = range(len(values)) if allowed is None else allowed
+    best = max(values[a] for a in arms)
+    return max((a for a in arms if values[a] == best), key=lambda a: priority[a])
+
+
+def argmin(values: Sequence[float], priority: Sequence[float], allowed=None) -> int:
+    """arg min over ``allowed`` arms; ties go to the highest priority."""
+    return argmax([-v for v in values], priority, allowed)
+
+
+def near(x: float, y: float, tolerance: float) -> bool:
+    """Distinct values closer than ``tolerance`` (relative): a tie in lower precision."""
+    return x != y and abs(x - y) <= tolerance * max(abs(x), abs(y))
+
+
+# ----------------------------------------------------------------------------- costs, bonuses
+def gaussian_cost(mu_a: float, mu_b: float, w_a: float, w_b: float, sigma2: float) -> float:
+    """W^G_{a,b} = (μ_a − μ_b)₊² / (2σ²(1/ω_a + 1/ω_b)) (Eq. 3)."""
+    gap = max(mu_a - mu_b, 0.0)
+    return gap * gap / (2 * sigma2 * (1 / w_a + 1 / w_b))
+
+
+def private_cost(mu_a, mu_b, w_a, w_b, sigma2: float, epsilon: float) -> float:
+    """W^{G,ε}_{a,b} = (μ_a − μ_b)₊ min{ε/2, (μ_a − μ_b)₊} / (2σ²(1/ω_a + 1/ω_b)) (Eq. 13)."""
+    gap = max(mu_a - mu_b, 0.0)
+    return gap * min(epsilon / 2, gap) / (2 * sigma2 * (1 / w_a + 1 / w_b))
+
+
+def gaussian_bonus(w_a: float, total: float, sigma2: float) -> float:
+    """b^G_a(ω) = √(2σ²α(1+s) log‖ω‖₁ / ω_a) (Eq. 3); ‖ω‖₁ = samples so far."""
+    return math.sqrt(2 * sigma2 * ALPHA * (1 + S) * math.log(total) / w_a)
+
+
+def k_index(x: float) -> float:
+    """k(x) = log₂ x + 2 (Eq. 11)."""
+    return math.log2(x) + 2
+
+
+def private_bonus(w_a: float, k: float, epsilon: float) -> float:
+    """b^{G,ε}_a = √(k/ω_a) + k/(ε ω_a) (Eq. 11), with k supplied by the caller."""
+    return math.sqrt(k / w_a) + k / (epsilon * w_a)
+
+
+# ----------------------------------------------------------------------------- theory thresholds
+@functools.cache
+def cal_c_gaussian(x: float) -> float:
+    """𝒞_G(x) = min_{λ∈]1/2,1]} (g_G(λ) + x)/λ (Eq. 20).
+
+    g_G(λ) = 2λ − 2λ log(4λ) + log ζ(2λ) − ½ log(1 − λ).
+    """
+
+    def objective(lam: float) -> float:
+        g = (
+            2 * lam
+            - 2 * lam * math.log(4 * lam)
+            + math.log(special.zeta(2 * lam))
+            - 0.5 * (math.log(1 - lam))
+        )
+        return (g + x) / lam
+
+    res = optimize.minimize_scalar(
+        objective, bounds=(0.5, 1.0), method="bounded", options={"xatol": 1e-12}
+    )
+    return float(res.fun)
+
+
+def lambert_w_bar(x: float) -> float:
+    """W̄₋₁(x) = −W₋₁(−e^{−x}) for x ≥ 1 (Lemma 23, Lemma 40)."""
+    return float(-special.lambertw(-math.exp(-x), k=-1).real)
+
+
+def c_gaussian(w_a: float, w_b: float, delta: float, num_arms: int) -> float:
+    """c^G_{a,b}(ω, δ) = 2𝒞_G(log((K−1)/δ)/2) + 2 log(4 + log ω_a) + 2 log(4 + log ω_b) (Eq. 4)."""
+    return (
+        2 * cal_c_gaussian(math.log((num_arms - 1) / delta) / 2)
+        + 2 * math.log(4 + math.log(w_a))
+        + 2 * math.log(4 + math.log(w_b))
+    )
+
+
+def c_private(w_a, w_b, delta: float, epsilon: float, sigma2: float, num_arms: int) -> float:
+    """c^{G,ε}_{a,b}(ω, δ) of Eq. (12)."""
+    ka, kb = k_index(w_a), k_index(w_b)
+    base = 2 * c_gaussian(w_a, w_b, delta / (ka**2 * kb**2 * math.pi**4 / 18), num_arms)
+    privacy = sum(
+        (1 / w) * math.log(math.pi**2 * num_arms * k_index(w) ** 2 / (3 * delta)) ** 2
+        for w in (w_a, w_b)
+    )
+    return base + privacy / (epsilon**2 * sigma2)
+
+
+def h_lemma23(x: float, delta: float, num_arms: int) -> float:
+    """h(x, δ) = W̄₋₁(2 log(π²K k(x)²/(2δ)) + 4 log(4 + log x) + 1/2)/2 (Lemma 23)."""
+    arg = 2 * math.log(math.pi**2 * num_arms * k_index(x) ** 2 / (2 * delta))
+    return lambert_w_bar(arg + 4 * math.log(4 + math.log(x)) + 0.5) / 2
+
+
+def c_tilde_private(mu_a, mu_b, w_a, w_b, delta, epsilon, sigma2, num_arms) -> float:
+    """c̃^{G,ε}_{a,b}(μ, ω, δ) of Eq. (14), transcribed as printed."""
+    sigma = math.sqrt(sigma2)
+    pair = (w_a, w_b)
+    if max(mu_a - mu_b, 0.0) < epsilon / 2:
+        extra = sum(
+            math.sqrt(h_lemma23(w, delta, num_arms) / w)
+            * math.log(math.pi**2 * num_arms * k_index(w) ** 2 / (2 * delta))
+            for w in pair
+        )
+        return (
+            c_private(w_a, w_b, 2 * delta / 3, epsilon, sigma2, num_arms) / 2
+            + math.sqrt(2) / (epsilon * sigma) * extra
+        )
+    k_max = max(k_index(w) for w in pair)
+    return math.log(math.pi**2 * num_arms * k_max / (2 * delta)) / (2 * sigma2) + epsilon / (
+        2 * math.sqrt(2) * sigma
+    ) * sum(math.sqrt(w * h_lemma23(w, delta, num_arms)) for w in pair)
+
+
+# ----------------------------------------------------------------------------- heuristic thresholds
+def heuristic_gaussian(samples: int, delta: float) -> float:
+    """log((1 + log n)/δ), n = samples so far (heuristic TTUCB threshold)."""
+    return math.log((1 + math.log(samples)) / delta)
+
+
+def heuristic_private(w_a, w_b, delta, epsilon, sigma2) -> float:
+    """δ → 0 form of Eq. (12) (AdaP-TT)."""
+    log_d = math.log(1 / delta)
+    return (
+        log_d
+        + math.log(1 + math.log(w_a))
+        + math.log(1 + math.log(w_b))
+        + (1 / w_a + 1 / w_b) * log_d**2 / (epsilon**2 * sigma2)
+    )
+
+
+def heuristic_tilde(mu_a, mu_b, w_a, w_b, delta, epsilon, sigma2) -> float:
+    """δ → 0 forms of Eq. (14) stated after Lemma 23 (AdaP-TT*)."""
+    sigma = math.sqrt(sigma2)
+    log_d = math.log(1 / delta)
+    if max(mu_a - mu_b, 0.0) >= epsilon / 2:
+        return log_d / (2 * sigma2) + epsilon / (2 * math.sqrt(2) * sigma) * (
+            math.sqrt(w_a) + math.sqrt(w_b)
+        ) * math.sqrt(log_d)
+    return (
+        log_d
+        + (1 / w_a + 1 / w_b) * log_d**2 / (2 * epsilon**2 * sigma2)
+        + math.sqrt(2) / (epsilon * sigma) * (1 / math.sqrt(w_a) + 1 / math.sqrt(w_b)) * log_d**1.5
+    )
+
+
+# ----------------------------------------------------------------------------- local mechanisms
+def randomized_response(reward: float, uniform: float, epsilon: float) -> float:
+    """CTB bit r̃ ~ Ber((r(e^ε − 1) + 1)/(e^ε + 1)) (Alg. 4, line 2), from a uniform draw.
+
+    The probability is evaluated as (r(1 − e^{−ε}) + e^{−ε})/(1 + e^{−ε}), the same number
+    without overflow for large ε (ε = ∞ gives r).
+    """
+    tail = math.exp(-epsilon)
+    p = (reward * (1 - tail) + tail) / (1 + tail)
+    return 1.0 if uniform < p else 0.0
+
+
+def gaussian_mechanism_sigma(epsilon: float, gamma: float) -> float:
+    """σ_{ε,γ} = √(2 log(1.25/γ))/ε (Remark 13, Alg. 8)."""
+    return math.sqrt(2 * math.log(1.25 / gamma)) / epsilon
+
+
+def gaussian_mechanism(reward: float, normal: float, epsilon: float, gamma: float) -> float:
+    """r̃ = r + σ_{ε,γ}·g with g ~ N(0, 1) (Alg. 8, line 11)."""
+    return reward + gaussian_mechanism_sigma(epsilon, gamma) * normal
+
+
+# ----------------------------------------------------------------------------- Top Two (Alg. 1)
+TOP_TWO = ("ttucb", "ctb_tt", "gauss_ldp_tt", "adap_tt", "adap_tt_star")
+
+
+def top_two(
+    name: str,
+    observations: Sequence[Sequence[float]],
+    priority: Sequence[float],
+    delta: float,
+    epsilon: float = math.inf,
+    threshold: str = "heuristic",
+    leader_bonus: str = "time",
+    laplace: Sequence[Sequence[float]] | None = None,
+    beta: float = 0.5,
+    gamma: float = 1e-3,
+    max_samples: int = 10**6,
+    follow: Sequence[int] | None = None,
+    tolerance: float = 0.0,
+) -> Trajectory:
+    """One run of an instance of Alg. 1 (Table 1; standalone forms Alg. 6–10).
+
+    ttucb / ctb_tt / gauss_ldp_tt (Alg. 6/7/8): MLE of the observations, W^G and b^G (Eq. 3),
+    threshold c^G (Eq. 4) or log((1 + log n)/δ). adap_tt (Alg. 9): DAF (Alg. 5), W^G, b^{G,ε}
+    (Eq. 11), c^{G,ε} (Eq. 12) or its δ → 0 form. adap_tt_star (Alg. 10): as adap_tt with
+    W^{G,ε} (Eq. 13) and c̃^{G,ε} (Eq. 14). DAF rows use the local counts Ñ in the leader and in
+    the GLR test, global counts N in the TC challenger (Alg. 9/10, line 15).
+
+    Args:
+        observations: per-arm observation sequences (already privatised for local DP).
+        priority: tie-breaking priority of each arm.
+        laplace: standard Lap(1) draws per arm and phase (DAF only; zeros if omitted).
+        follow: a trajectory computed in lower precision (τ = ``len(follow)``). Where its next
+            outcome (arm, or stop) differs from ours and one of our decisions — an arg max/min
+            or a GLR comparison W ≥ c — was within ``tolerance`` (relative) of going the other
+            way, we take its outcome and record the sample in ``Trajectory.deferred``. Any other
+            difference is kept, so it shows up as a divergence.
+        tolerance: relative width of a floating-point near-tie.
+
+    Raises:
+        RuntimeError: no stop within ``max_samples``.
+    """
+    if name not in TOP_TWO:
+        raise ValueError(name)
+    num_arms = len(observations)
+    daf = name in ("adap_tt", "adap_tt_star")
+    sigma2 = UNIT_SIGMA2
+    if name == "gauss_ldp_tt":
+        sigma2 += gaussian_mechanism_sigma(epsilon, gamma) ** 2  # Remark 13, design note 7
+    cost_eps = name == "adap_tt_star"
+
+    def cost(mu_a, mu_b, w_a, w_b):
+        if cost_eps:
+            return private_cost(mu_a, mu_b, w_a, w_b, sigma2, epsilon)
+        return gaussian_cost(mu_a, mu_b, w_a, w_b, sigma2)
+
+    def stop_threshold(mu_a, mu_b, w_a, w_b, samples):
+        theory = threshold == "theory"
+        if name == "adap_tt":
+            if theory:
+                return c_private(w_a, w_b, delta, epsilon, sigma2, num_arms)
+            return heuristic_private(w_a, w_b, delta, epsilon, sigma2)
+        if name == "adap_tt_star":
+            if theory:
+                return c_tilde_private(mu_a, mu_b, w_a, w_b, delta, epsilon, sigma2, num_arms)
+            return heuristic_tilde(mu_a, mu_b, w_a, w_b, delta, epsilon, sigma2)
+        if theory:
+            return c_gaussian(w_a, w_b, delta, num_arms)
+        return heuristic_gaussian(samples, delta)
+
+    def bonus(a, local, samples):
+        if not daf:
+            return gaussian_bonus(local[a], samples, sigma2)
+        k = k_index(samples if leader_bonus == "time" else local[a])
+        return private_bonus(local[a], k, epsilon)
+
+    def noise(a, i):
+        return 0.0 if laplace is None else laplace[a][i]
+
+    # Initialisation (Alg. 1 line 2; design note 2): pull arms 0..K−1 once.
+    arms = list(range(num_arms))
+    deferred: list[int] = []
+    counts = [1] * num_arms  # N
+    leader_counts = [0] * num_arms  # L
+    leader_pulls = [0] * num_arms  # N^a_a
+    totals = [observations[a][0] for a in range(num_arms)]  # MLE sums
+    if daf:
+        # DAF (Alg. 5 / Alg. 9 line 2): T_1(a) = K+1, Ñ = 1, μ̃ = r + Lap(1/ε), phase k = 1.
+        means = [observations[a][0] + noise(a, 0) / epsilon for a in range(num_arms)]
+        local = [1] * num_arms
+        phase_start = [1] * num_arms  # N_{T_k(a),a}
+        phase_sum = [0.0] * num_arms  # rewards since T_k(a): forgetting
+        phase = [1] * num_arms
+    else:
+        means = list(totals)
+        local = counts
+
+    def glr(rec):
+        """[(W_{rec,b}, c_{rec,b}) for b ≠ rec] on (μ̃, Ñ) (Eq. 2)."""
+        return [
+            (
+                cost(means[rec], means[b], local[rec], local[b]),
+                stop_threshold(means[rec], means[b], local[rec], local[b], samples),
+            )
+            for b in range(num_arms)
+            if b != rec
+        ]
+
+    def near_set(values, chosen, allowed=None):
+        """``chosen`` first, then the allowed arms whose value is a near-tie with it."""
+        candidates = range(len(values)) if allowed is None else allowed
+        return [chosen, *(a for a in candidates if near(values[a], values[chosen], tolerance))]
+
+    def sampling(leader):
+        """Arms pulled under ``leader`` (TC challenger, β-tracking; lines 9–10, note 4).
+
+        The exact choice first, then challengers that are near-ties with it.
+        """
+        others = [a for a in range(num_arms) if a != leader]
+        tc = [cost(means[leader], means[a], counts[leader], counts[a]) for a in range(num_arms)]
+        challenger = argmin(tc, priority, others)
+        if leader_pulls[leader] <= beta * (leader_counts[leader] + 1):
+            return [leader]
+        return near_set([-w for w in tc], challenger, others)
+
+    while True:
+        samples = len(arms)  # n − 1 in the paper's indexing
+        # Recommendation and GLR stopping rule (Alg. 1 lines 4–7, Eq. 2).
+        best = argmax(means, priority)
+        stop = all(w >= c for w, c in glr(best))
+        # UCB leader (line 8), then TC challenger and tracking.
+        index = [means[a] + bonus(a, local, samples) for a in range(num_arms)]
+        leader = argmax(index, priority)
+        arm = sampling(leader)[0]
+        theirs = None if follow is None or samples >= len(follow) else follow[samples]
+        if follow is not None and theirs != (None if stop else arm):
+            # Outcomes reachable by flipping near-ties only.
+            for rec in near_set(means, best):
+                pairs = glr(rec)
+                if theirs is None and all(w >= c or near(w, c, tolerance) for w, c in pairs):
+                    deferred.append(samples)
+                    stop, best = True, rec
+                    break
+                if theirs is not None and any(w < c or near(w, c, tolerance) for w, c in pairs):
+                    found = [b for b in near_set(index, leader) if theirs in sampling(b)]
+                    if found:
+                        deferred.append(samples)
+                        stop, leader, arm = False, found[0], theirs
+                        break
+        if stop:
+            return Trajectory(tuple(arms), samples, best, tuple(deferred))
+        if samples >= max_samples:
+            raise RuntimeError("no stop within max_samples")
+        leader_counts[leader] += 1
+        leader_pulls[leader] += arm == leader
+        # Sampling and update rules (lines 11–13).
+        z = observations[arm][counts[arm]]
+        counts[arm] += 1
+        arms.append(arm)
+        if not daf:
+            totals[arm] += z
+            means[arm] = totals[arm] / counts[arm]
+            continue
+        phase_sum[arm] += z
+        if counts[arm] >= 2 * phase_start[arm]:  # Alg. 5 lines 3–8: end of the phase
+            local[arm] = counts[arm] - phase_start[arm]
+            means[arm] = phase_sum[arm] / local[arm] + noise(arm, phase[arm]) / (
+                epsilon * local[arm]
+            )
+            phase[arm] += 1
+            phase_start[arm] = counts[arm]
+            phase_sum[arm] = 0.0
+
+
+# ----------------------------------------------------------------------------- DP-SE
+def dpse_epoch(num_active: int, epoch: int, delta: float, epsilon: float) -> tuple[float, ...]:
+    """(R_e as the unfloored real max(·) + 1, h_e, c_e) of DP-SE; R_e = ⌊first⌋."""
+    gap = 2.0**-epoch
+    log8 = math.log(8 * num_active * epoch**2 / delta)
+    log4 = math.log(4 * num_active * epoch**2 / delta)
+    real = max(32 * log8 / gap**2, 8 * log4 / (gap * epsilon)) + 1
+    pulls = math.floor(real)
+    return real, math.sqrt(log8 / (2 * pulls)), log4 / (pulls * epsilon)
+
+
+def dp_se(
+    observations: Sequence[Sequence[float]],
+    delta: float,
+    epsilon: float,
+    laplace: Sequence[Sequence[float]] | None = None,
+) -> Trajectory:
+    """DP-SE (Sajed & Sheffet 2019) stopped when one arm is left (Section 4.4).
+
+    Epoch e pulls each active arm R_e times, round-robin in index order; the epoch means
+    (this epoch only) get Lap(1/(ε R_e)) noise; arm a is eliminated if max μ̃ − μ̃_a > 2(h_e + c_e).
+    """
+    num_arms = len(observations)
+    active = list(range(num_arms))
+    taken = [0] * num_arms
+    arms: list[int] = []
+    epoch = 1
+    while len(active) > 1:
+        real, h, c = dpse_epoch(len(active), epoch, delta, epsilon)
+        pulls = math.floor(real)
+        sums = dict.fromkeys(active, 0.0)
+        for _ in range(pulls):
+            for a in active:
+                sums[a] += observations[a][taken[a]]
+                taken[a] += 1
+                arms.append(a)
+        noise = {a: 0.0 if laplace is None else laplace[a][epoch - 1] for a in active}
+        means = {a: sums[a] / pulls + noise[a] / (epsilon * pulls) for a in active}
+        top = max(means.values())
+        active = [a for a in active if top - means[a] <= 2 * (h + c)]
+        epoch += 1
+    return Trajectory(tuple(arms), len(arms), active[0])
