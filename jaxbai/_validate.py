@@ -12,6 +12,9 @@ import numpy as np
 
 COUNT_MAX = int(np.iinfo(np.int32).max)
 """Largest sample count representable by the count dtype (int32)."""
+SMALLEST_PARAMETER = 1e-30
+"""Smallest ε, δ, γ accepted: parameters are float32 on device, whose normal range ends near
+1e-38; below 1e-30, log(1/δ) and 1/ε² would lose precision or underflow."""
 
 
 def is_concrete(x: object) -> bool:
@@ -32,6 +35,8 @@ def check_epsilon(epsilon: object) -> np.ndarray:
     eps = as_float_array("epsilon", epsilon)
     if (eps <= 0).any():
         raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
+    if (eps < SMALLEST_PARAMETER).any():
+        raise ValueError(f"epsilon must be >= {SMALLEST_PARAMETER} (float32), got {epsilon!r}")
     return eps
 
 
@@ -40,6 +45,11 @@ def check_open_unit(name: str, value: object) -> np.ndarray:
     arr = as_float_array(name, value)
     if ((arr <= 0) | (arr >= 1)).any():
         raise ValueError(f"{name} must lie in (0, 1), got {value!r}")
+    if (arr < SMALLEST_PARAMETER).any() or (np.float32(arr) >= 1).any():
+        raise ValueError(
+            f"{name} must lie in [{SMALLEST_PARAMETER}, 1 - 6e-8] to be exact in float32, "
+            f"got {value!r}"
+        )
     return arr
 
 

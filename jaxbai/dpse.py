@@ -134,8 +134,13 @@ class DPSE:
         return jnp.argmax(state.active & (rank == slot)).astype(jnp.int32)
 
     def privatize(self, key: jax.Array, reward: ArrayLike, params: DPSEParams) -> jax.Array:
-        """Identity (global DP: the curator sees raw rewards)."""
+        """Identity (global DP: the curator sees raw rewards).
+
+        Raises:
+            ValueError: (eagerly) a reward outside [0, 1] or not finite.
+        """
         del key, params
+        _validate.check_unit_rewards("reward", reward)
         return jnp.asarray(reward, jnp.float32)
 
     def _close_epoch(self, key, state, sums, constants, params, release) -> DPSEState:

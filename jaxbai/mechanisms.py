@@ -27,10 +27,13 @@ def open_uniform(key: jax.Array, shape: tuple[int, ...] = ()) -> jax.Array:
 def randomized_response_probability(reward: ArrayLike, epsilon: ArrayLike) -> jax.Array:
     """P(r̃ = 1 | r) = (r(e^ε − 1) + 1)/(e^ε + 1) of CTB (Alg. 4, line 2).
 
-    Written as 1/2 + (r − 1/2)·tanh(ε/2), which is the same number but stays finite for every
-    ε > 0, including ε = 1000 and ε = ∞ (where it equals r exactly).
+    Written as r·s(ε) + (1 − r)·s(−ε) with the logistic s(ε) = 1/(1 + e^{−ε}): the same number,
+    finite for every ε > 0 including ε = 1000 and ε = ∞ (where it equals r exactly), and
+    accurate in relative terms even when e^{−ε} is tiny (unlike 1/2 + (r − 1/2)·tanh(ε/2),
+    which cancels).
     """
-    return 0.5 + (jnp.asarray(reward) - 0.5) * jnp.tanh(jnp.asarray(epsilon) / 2)
+    reward, epsilon = jnp.asarray(reward), jnp.asarray(epsilon)
+    return reward * jax.nn.sigmoid(epsilon) + (1 - reward) * jax.nn.sigmoid(-epsilon)
 
 
 def randomized_response_from_uniform(
@@ -53,8 +56,11 @@ def randomized_response(key: jax.Array, reward: ArrayLike, epsilon: ArrayLike) -
 
 
 def randomized_response_mean(means: ArrayLike, epsilon: ArrayLike) -> jax.Array:
-    """Mean μ_ε = (2μ − 1)(e^ε − 1)/(2(e^ε + 1)) + 1/2 of the privatised rewards (Lemma 12)."""
-    return (2 * jnp.asarray(means) - 1) * jnp.tanh(jnp.asarray(epsilon) / 2) / 2 + 0.5
+    """Mean μ_ε = (2μ − 1)(e^ε − 1)/(2(e^ε + 1)) + 1/2 of the privatised rewards (Lemma 12).
+
+    Equal to P(r̃ = 1 | r = μ) by linearity, and computed that way.
+    """
+    return randomized_response_probability(means, epsilon)
 
 
 def gaussian_mechanism_sigma(epsilon: ArrayLike, gamma: ArrayLike) -> jax.Array:

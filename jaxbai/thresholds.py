@@ -59,8 +59,8 @@ def _cg_table() -> tuple[np.ndarray, np.ndarray]:
 def c_gaussian_fn(x: ArrayLike) -> jax.Array:
     """𝒞_G(x) = min_{λ ∈ (1/2, 1]} (g_G(λ) + x)/λ (Eq. 20), interpolated from a host table.
 
-    𝒞_G(x) ≈ x + log x for large x. Valid on [0, 1e4], which covers every δ ≥ 1e-300 and
-    K < 2³¹.
+    𝒞_G(x) ≈ x + log x for large x. Valid on [0, 1e4], which covers every accepted δ
+    (≥ 1e-30) and K < 2³¹.
     """
     xs, values = _cg_table()
     return jnp.interp(jnp.asarray(x, jnp.float32), jnp.asarray(xs), jnp.asarray(values))
@@ -69,12 +69,15 @@ def c_gaussian_fn(x: ArrayLike) -> jax.Array:
 def lambert_w_bar(x: ArrayLike, iterations: int = 8) -> jax.Array:
     """W̄₋₁(x) = −W₋₁(−e^{−x}) for x ≥ 1: the root y ≥ 1 of y − log y = x (Lemma 23).
 
-    Newton's method from y₀ = x + log x (+1 near x = 1), a fixed number of iterations.
+    Newton's method, a fixed number of iterations, from y₀ = x + log x, or near the double
+    root at x = 1 from the series y₀ = 1 + √(2(x−1)) + 2(x−1)/3.
     """
     x = jnp.asarray(x, jnp.float32)
-    y = x + jnp.log(x) + jnp.where(x < 2, 1.0, 0.0)
+    near_one = 1 + jnp.sqrt(2 * jnp.maximum(x - 1, 0)) + 2 * (x - 1) / 3
+    y = jnp.where(x < 2, near_one, x + jnp.log(x))
     for _ in range(iterations):
-        y = y - (y - jnp.log(y) - x) / (1 - 1 / y)
+        step = (y - jnp.log(y) - x) / (1 - 1 / y)
+        y = jnp.where(y > 1, y - step, y)
     return y
 
 
@@ -165,7 +168,11 @@ def heuristic_private_threshold(
     w_a: ArrayLike, w_b: ArrayLike, delta: ArrayLike, epsilon: ArrayLike, sigma2: ArrayLike
 ) -> jax.Array:
     """AdaP-TT heuristic: log(1/δ) + log(1 + log Ñ_a) + log(1 + log Ñ_b)
-    + (1/Ñ_a + 1/Ñ_b) log(1/δ)²/(ε²σ²) (the δ → 0 form stated after Lemma 21)."""
+    + (1/Ñ_a + 1/Ñ_b) log(1/δ)²/(ε²σ²).
+
+    The empirical threshold of the paper's public code (Remark 53) with σ written explicitly;
+    Lemma 21's own δ → 0 form is 2 log(1/δ) + (1/Ñ_a + 1/Ñ_b) log(1/δ)²/(ε²σ²).
+    """
     w_a, w_b = jnp.asarray(w_a, jnp.float32), jnp.asarray(w_b, jnp.float32)
     log_inv = jnp.log(1 / jnp.asarray(delta))
     base = log_inv + jnp.log(1 + jnp.log(w_a)) + jnp.log(1 + jnp.log(w_b))

@@ -169,12 +169,6 @@ def test_lambert_w_bar_matches_scipy(x):
     assert float(thresholds.lambert_w_bar(x)) == pytest.approx(ref, rel=RTOL)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lambert_w_bar(1.0) = 1.0024 instead of 1: at x = 1 the root y = 1 is a double "
-    "root of y − log y − x, Newton converges only linearly and 8 iterations from y₀ = 2 leave "
-    "an error of 2.4e-3 (unused in practice: h's argument is ≥ 7).",
-)
 def test_lambert_w_bar_at_domain_edge():
     """W̄₋₁(1) = −W₋₁(−1/e) = 1, the left end of the documented domain x ≥ 1."""
     assert float(thresholds.lambert_w_bar(1.0)) == pytest.approx(1.0, rel=RTOL)

@@ -111,11 +111,6 @@ def test_rejects_bad_beta(name, beta):
         _params(name, beta=beta)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="values in (0, 1) resp. > 0 that underflow to 0 in float32 pass the float64 check "
-    "and become 0 in TopTwoParams/DPSEParams (δ = 0 makes log(1/δ) = inf; ε = 0 divides by 0)",
-)
 @pytest.mark.parametrize("field", ["delta", "epsilon"])
 @pytest.mark.parametrize("name", ["adap_tt", "dp_se"])
 def test_params_tiny_values_do_not_underflow_to_zero(name, field):
