@@ -1,0 +1,175 @@
+"""Tidy results: one row per run, stored as CSV, held in memory as a dict of numpy columns.
+
+The CSV is the single source of truth for figures and reports; the JSON sidecar next to it
+records how it was produced (package versions, JAX backend and devices, git commit, the full
+configuration, wall time, throughput).
+
+Example:
+    >>> table = {"algorithm": np.array(["ttucb"]), "tau": np.array([12])}
+    >>> select(table, np.array([True]))["tau"].tolist()
+    [12]
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import subprocess
+from collections.abc import Sequence
+from importlib import metadata
+from typing import Any
+
+import numpy as np
+
+Table = dict[str, np.ndarray]
+"""Columns of equal length, by name."""
+
+RUN_COLUMNS: dict[str, type] = {
+    "algorithm": str,
+    "privacy": str,
+    "instance": str,
+    "means": str,
+    "K": int,
+    "epsilon": float,
+    "delta": float,
+    "threshold": str,
+    "seed": int,
+    "run": int,
+    "tau": int,
+    "recommendation": int,
+    "correct": bool,
+    "censored": bool,
+    "rounds": int,
+}
+"""Schema of the per-run CSV, in column order."""
+
+_PARSERS = {str: str, int: int, float: float, bool: lambda s: s == "True"}
+
+
+def format_means(means: Sequence[float]) -> str:
+    """Space-separated shortest round-trip representation of an instance's means."""
+    return " ".join(repr(float(m)) for m in means)
+
+
+def parse_means(text: str) -> np.ndarray:
+    """Inverse of `format_means`."""
+    return np.array([float(x) for x in text.split()])
+
+
+def num_rows(table: Table) -> int:
+    """Number of rows of a table."""
+    return len(next(iter(table.values()))) if table else 0
+
+
+def select(table: Table, mask: np.ndarray) -> Table:
+    """Rows of ``table`` where ``mask`` is True."""
+    return {name: column[mask] for name, column in table.items()}
+
+
+def concat(tables: Sequence[Table]) -> Table:
+    """Row-wise concatenation of tables with the same columns."""
+    tables = [t for t in tables if num_rows(t)]
+    if not tables:
+        return {name: np.array([], dtype=object) for name in RUN_COLUMNS}
+    return {name: np.concatenate([t[name] for t in tables]) for name in tables[0]}
+
+
+def unique(values: np.ndarray) -> list:
+    """Distinct values in order of first appearance."""
+    _, first = np.unique(values, return_index=True)
+    return [values[i] for i in sorted(first)]
+
+
+def write_csv(table: Table, path: str, columns: Sequence[str] | None = None) -> None:
+    """Write ``table`` as CSV (header + one line per row), atomically."""
+    columns = list(columns or table)
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        for row in zip(*(table[c].tolist() for c in columns), strict=True):
+            writer.writerow([repr(v) if isinstance(v, float) else v for v in row])
+    os.replace(tmp, path)
+
+
+def read_csv(path: str, schema: dict[str, type] | None = None) -> Table:
+    """Read a CSV written by `write_csv`; columns of ``schema`` get their types.
+
+    Raises:
+        ValueError: a column of the schema is missing.
+    """
+    schema = RUN_COLUMNS if schema is None else schema
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader)
+        rows = list(reader)
+    missing = [c for c in schema if c not in header]
+    if missing:
+        raise ValueError(f"{path} lacks columns {missing}")
+    table: Table = {}
+    for i, name in enumerate(header):
+        kind = schema.get(name, str)
+        values = [_PARSERS[kind](row[i]) for row in rows]
+        dtype = object if kind is str else kind
+        table[name] = np.array(values, dtype=dtype)
+    return table
+
+
+def git_commit(directory: str = ".") -> str:
+    """HEAD commit of the repository holding ``directory`` (``+dirty`` if modified)."""
+    try:
+        run = subprocess.run
+        head = run(["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True, text=True)
+        dirty = run(["git", "status", "--porcelain"], cwd=directory, capture_output=True, text=True)
+    except OSError:
+        return "unknown"
+    if head.returncode:
+        return "unknown"
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def package_versions(names: Sequence[str] = ("jaxbai", "jax", "jaxlib", "numpy", "matplotlib")):
+    """Installed versions of ``names`` (``None`` if absent), plus Python's."""
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def jax_environment() -> dict[str, Any]:
+    """JAX backend and devices, and the host it runs on."""
+    import jax
+
+    return {
+        "backend": jax.default_backend(),
+        "devices": [str(d) for d in jax.devices()],
+        "device_kinds": sorted({d.device_kind for d in jax.devices()}),
+        "host": {"machine": platform.machine(), "cpus": os.cpu_count()},
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
+    }
+
+
+def write_json(data: dict, path: str) -> None:
+    """Write JSON (∞ and NaN as strings, numpy scalars as Python), atomically."""
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(k): clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value]
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float) and not np.isfinite(value):
+            return repr(value)
+        return value
+
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(clean(data), f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)

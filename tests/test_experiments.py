@@ -1,0 +1,222 @@
+"""Tests of the experiments package: the sweep CLI end to end, resume, argument errors, the
+claims report's verdict logic on synthetic results, and the statistics it relies on."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from experiments import grids, plot, report, results, stats, sweep
+
+TINY = [
+    "--instances", "mu1",
+    "--algorithms", "ttucb", "adap_tt",
+    "--epsilons", "1", "10",
+    "--runs", "5",
+    "--max-samples", "20000",
+    "--seed", "3",
+    "--quiet",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tiny_sweep(tmp_path_factory) -> str:
+    """Output directory of an uninterrupted tiny sweep."""
+    out = str(tmp_path_factory.mktemp("sweep"))
+    assert sweep.main([*TINY, "--out", out]) == 0
+    return out
+
+
+def test_sweep_writes_csv_json_figures_report(tiny_sweep):
+    table = results.read_csv(os.path.join(tiny_sweep, "runs.csv"))
+    assert list(table) == list(results.RUN_COLUMNS)
+    assert results.num_rows(table) == 5 + 2 * 5  # TTUCB once at ε = ∞, AdaP-TT at two ε
+    assert set(table["algorithm"]) == {"ttucb", "adap_tt"}
+    assert np.isinf(table["epsilon"][table["algorithm"] == "ttucb"]).all()
+    assert (table["K"] == 5).all() and (table["seed"] == 3).all()
+    assert sorted(set(table["run"].tolist())) == list(range(5))
+    assert (table["tau"] > 0).all()
+    assert (table["censored"] | (table["tau"] <= 20000)).all()
+
+    summary = results.read_csv(os.path.join(tiny_sweep, "summary.csv"), stats.SUMMARY_COLUMNS)
+    assert list(summary) == list(stats.SUMMARY_COLUMNS)
+    assert results.num_rows(summary) == 3
+
+    with open(os.path.join(tiny_sweep, "sweep.json")) as f:
+        meta = json.load(f)
+    for key in ("versions", "jax", "git_commit", "config", "wall_time_s", "samples_per_s"):
+        assert key in meta
+    assert meta["config"]["runs"] == 5 and meta["config"]["instances"] == ["mu1"]
+    assert meta["jax"]["backend"] and meta["jax"]["devices"]
+    assert set(meta["engine"]) == {"ttucb", "adap_tt"}
+
+    figures = os.path.join(tiny_sweep, "figures")
+    assert not os.path.exists(os.path.join(figures, "tau_vs_epsilon_global_linear.png"))
+    for name in ("tau_vs_epsilon_global",):
+        for ext in ("png", "pdf"):
+            assert os.path.getsize(os.path.join(figures, f"{name}.{ext}")) > 1000
+    text = open(os.path.join(tiny_sweep, "report.md")).read()
+    assert "| A1 |" in text and "| G5 |" in text
+
+
+def test_plot_and_report_redraw_from_csv(tiny_sweep, tmp_path, capsys):
+    csv_path = os.path.join(tiny_sweep, "runs.csv")
+    assert plot.main([csv_path, "--out", str(tmp_path / "figs")]) == 0
+    assert os.path.getsize(tmp_path / "figs" / "tau_vs_epsilon_global.png") > 1000
+    assert report.main([csv_path, "--out", str(tmp_path / "r.md")]) == 0
+    assert "| A2 |" in capsys.readouterr().out
+    assert (tmp_path / "r.md").read_text().startswith("# Claims")
+
+
+def test_resume_after_interruption_gives_the_same_csv(tiny_sweep, tmp_path):
+    out = str(tmp_path / "resumed")
+    interrupted = sweep.main([*TINY, "--out", out, "--max-chunks", "1", "--chunk-steps", "32"])
+    assert interrupted == sweep.EXIT_INTERRUPTED
+    assert not os.path.exists(os.path.join(out, "runs.csv"))
+    assert sweep.main([*TINY, "--out", out, "--resume"]) == 0
+    with open(os.path.join(out, "runs.csv")) as a, open(os.path.join(tiny_sweep, "runs.csv")) as b:
+        assert a.read() == b.read()
+
+
+def _gpu_present() -> bool:
+    import jax
+
+    try:
+        return bool(jax.devices("gpu"))
+    except RuntimeError:
+        return False
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--epsilons", "-0.5"],
+        ["--preset", "nope"],
+        ["--algorithms", "ttucb", "magic"],
+        ["--instances", "mu9"],
+        ["--deltas", "1.5"],
+        ["--runs", "0"],
+        ["--epsilons", "abc"],
+        ["--device", "gpu"],
+    ],
+)
+def test_bad_arguments_fail_fast_with_one_line(args, tmp_path):
+    if "gpu" in args and _gpu_present():
+        pytest.skip("a GPU is present")
+    proc = subprocess.run(
+        [sys.executable, "-m", "experiments.sweep", *args, "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
+    assert proc.returncode == sweep.EXIT_USAGE
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "error" in proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_presets_follow_the_paper_grids():
+    fig4 = grids.config_from_preset("fig4")
+    assert fig4.instances == grids.INSTANCE_NAMES and fig4.runs == 1000
+    assert fig4.epsilons_for("adap_tt_star") == grids.GLOBAL_EPSILONS
+    assert fig4.deltas == (0.01,)
+    assert grids.config_from_preset("fig1").epsilons_for("ctb_tt") == grids.LOCAL_EPSILONS
+    paper = grids.config_from_preset("paper")
+    assert {"ctb_tt", "adap_tt", "adap_tt_star", "dp_se", "ttucb"} == set(paper.algorithms)
+
+
+# ----------------------------------------------------------------------------- statistics
+def test_wilson_interval_known_values():
+    lo, hi = stats.wilson_interval(0, 100)
+    assert lo == 0.0 and hi == pytest.approx(0.03699, abs=1e-4)
+    lo, hi = stats.wilson_interval(50, 100)
+    assert (lo, hi) == pytest.approx((0.4038, 0.5962), abs=1e-4)
+
+
+def test_loglog_slope_recovers_a_power_law():
+    eps = np.array([0.01, 0.03, 0.1, 0.3])
+    mean = 7.0 * eps**-1.0
+    slope = stats.loglog_slope(eps, mean, 0.01 * mean)
+    assert slope.value == pytest.approx(-1.0, abs=1e-9)
+    assert slope.lo < -1.0 < slope.hi
+    assert stats.loglog_slope(eps[:2], mean[:2], mean[:2]) is None
+
+
+# ----------------------------------------------------------------------------- verdicts
+def _runs(algorithm: str, instance: str, eps: float, mean: float, errors=0, censored=0, n=400):
+    """n runs around ``mean`` (±1%, deterministic), the first ``errors`` wrong."""
+    tau = mean * (1.0 + 0.01 * np.linspace(-1.0, 1.0, n))
+    cens = np.arange(n) >= n - censored
+    return {
+        "algorithm": np.full(n, algorithm, object),
+        "privacy": np.full(n, grids.ALGORITHM_PRIVACY[algorithm], object),
+        "instance": np.full(n, instance, object),
+        "means": np.full(n, "0.9 0.5", object),
+        "K": np.full(n, 2),
+        "epsilon": np.full(n, eps),
+        "delta": np.full(n, 0.01),
+        "threshold": np.full(n, "heuristic", object),
+        "seed": np.zeros(n, int),
+        "run": np.arange(n),
+        "tau": tau.round().astype(np.int64),
+        "recommendation": np.zeros(n, int),
+        "correct": np.arange(n) >= errors,
+        "censored": cens,
+        "rounds": np.zeros(n, int),
+    }
+
+
+def _context(cells) -> report.Context:
+    summary = stats.summarize(results.concat([_runs(*c) for c in cells]))
+    switch = {("i", "local"): 1.0, ("i", "global"): 0.1}
+    return report.Context(summary, switch, np.full(len(summary["mean"]), 50.0))
+
+
+def _verdicts(ctx) -> dict[str, str]:
+    return {c.key: c.verdict for c in report.evaluate(ctx)}
+
+
+def test_verdicts_on_results_that_match_the_paper():
+    small = [0.001, 0.003, 0.01, 0.03]  # ≤ ε_s/2 = 0.05 (global)
+    cells = [("ttucb", "i", np.inf, 1000.0)]
+    cells += [("ctb_tt", "i", e, 1000.0) for e in (10.0, 100.0)]  # ≥ 10 ε_s (local)
+    cells += [("ctb_tt", "i", e, 1000.0 * e**-2) for e in (0.05, 0.1, 0.2, 0.4)]
+    for alg, scale in (("adap_tt", 3.0), ("adap_tt_star", 2.0)):
+        cells += [(alg, "i", e, scale * 100.0 / e) for e in small]
+        cells += [(alg, "i", e, 3000.0) for e in (1.0, 10.0, 100.0)]
+    cells += [("dp_se", "i", e, 1e6) for e in [*small, 1.0, 10.0, 100.0]]
+    v = _verdicts(_context(cells))
+    assert v["L1"] == v["L2"] == "holds"
+    assert v["G1"] == v["G2"] == v["G3"] == v["G4"] == v["G5"] == v["G6"] == "holds"
+    assert v["A1"] == v["A2"] == v["A3"] == "holds"
+
+
+def test_verdicts_on_results_that_contradict_the_paper():
+    cells = [("ttucb", "i", np.inf, 1000.0, 30)]  # 7.5% errors at δ = 1%
+    cells += [("ctb_tt", "i", e, 2000.0) for e in (10.0, 100.0)]  # twice TTUCB
+    cells += [("ctb_tt", "i", e, 1000.0 * e**-1) for e in (0.05, 0.1, 0.2, 0.4)]  # slope −1
+    cells += [("adap_tt", "i", e, 100.0 / e) for e in (0.001, 0.01, 0.03)]
+    cells += [("adap_tt_star", "i", e, 130.0 / e) for e in (0.001, 0.01, 0.03)]  # slower
+    cells += [("adap_tt", "i", e, 9000.0) for e in (1.0, 10.0)]  # 9 × TTUCB
+    cells += [("adap_tt_star", "i", 1.0, 2000.0), ("adap_tt_star", "i", 10.0, 2500.0)]
+    cells += [("dp_se", "i", 10.0, 1000.0)]  # faster than AdaP-TT
+    ctx = _context(cells)
+    ctx = ctx._replace(lower_bound=np.full(len(ctx.summary["mean"]), 1e4))
+    v = _verdicts(ctx)
+    assert v["L1"] == v["L2"] == "fails"
+    assert v["G1"] == v["G2"] == v["G5"] == v["G6"] == "fails"
+    assert v["A1"] == v["A2"] == v["A3"] == "fails"  # A3: AdaP-TT* grows from ε = 1 to 10
+
+
+def test_censored_cells_are_never_evidence_in_comparisons():
+    cells = [("adap_tt", "i", 0.01, 100.0), ("adap_tt_star", "i", 0.01, 500.0, 0, 10)]
+    claims = {c.key: c for c in report.evaluate(_context(cells))}
+    assert claims["G5"].verdict == "inconclusive"
+    assert claims["L1"].verdict == "inconclusive"  # no cells
+    assert "no cells" in claims["L1"].evidence
