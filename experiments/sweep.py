@@ -101,14 +101,14 @@ def config_from_args(args: argparse.Namespace) -> grids.SweepConfig:
 
 
 def configure_host_devices(config: grids.SweepConfig) -> None:
-    """Expose the CPU cores to JAX as devices (before JAX is imported), unless told otherwise.
+    """Expose every CPU core to JAX as a device (before JAX is imported), unless told otherwise.
 
-    DP-SE runs on one host device: its binomial sampler fails to trace under the engine's
-    ``shard_map`` over several devices (a library bug), so a sweep containing it is single-core.
+    The engine shards jobs over ``jax.devices()``; on a GPU run, or when ``XLA_FLAGS`` is
+    already set, nothing changes.
     """
     if config.device == "gpu" or "XLA_FLAGS" in os.environ:
         return
-    cores = 1 if "dp_se" in config.algorithms else max(1, os.cpu_count() or 1)
+    cores = max(1, os.cpu_count() or 1)
     os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={cores}"
 
 
