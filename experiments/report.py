@@ -42,6 +42,7 @@ SLOPE_TOLERANCE = 0.25  # |slope − target| allowed for "τ ∝ ε^target"
 SLOPE_MAX_HALF_WIDTH = 0.5  # a wider slope interval is inconclusive
 APPROX_TOLERANCE = 1.1  # "≈": ratio within [1/1.1, 1.1]
 GLOBAL_PRIVATE = ("adap_tt", "adap_tt_star")
+MAX_EVIDENCE_GROUPS = 6  # more groups: one summary line plus the first failing cells
 
 
 class Claim(NamedTuple):
@@ -190,25 +191,43 @@ def _eps(e: float) -> str:
     return "∞" if math.isinf(e) else f"{e:g}"
 
 
+def _tally(cells: Sequence[Cell]) -> str:
+    counts = {v: sum(c.verdict == v for c in cells) for v in (HOLDS, FAILS, INCONCLUSIVE)}
+    return ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+
+
+def _span(cells: Sequence[Cell]) -> str:
+    values = [c.value.value for c in cells if math.isfinite(c.value.value)]
+    low, high = (f"{min(values):.3g}", f"{max(values):.3g}") if values else ("n/a", "n/a")
+    return low if low == high else f"{low}–{high}"
+
+
 def describe(cells: Sequence[Cell], what: str) -> tuple[str, tuple[str, ...]]:
-    """(one-line evidence per instance, one detail line per cell)."""
+    """(evidence line, one detail line per cell).
+
+    The evidence has one part per group (instance) or, with more than `MAX_EVIDENCE_GROUPS`
+    groups, one summary with the first failing cells.
+    """
     if not cells:
         return "no cells of this sweep fall in the claim's regime", ()
-    lines = []
-    for instance in dict.fromkeys(c.instance for c in cells):
-        mine = [c for c in cells if c.instance == instance]
-        counts = {v: sum(c.verdict == v for c in mine) for v in (HOLDS, FAILS, INCONCLUSIVE)}
-        values = [c.value.value for c in mine if math.isfinite(c.value.value)]
-        low, high = (f"{min(values):.3g}", f"{max(values):.3g}") if values else ("n/a", "n/a")
-        span = low if low == high else f"{low}–{high}"
-        eps = sorted({c.epsilon for c in mine})
-        where = f"ε={_eps(eps[0])}" if len(eps) == 1 else f"ε∈[{_eps(eps[0])}, {_eps(eps[-1])}]"
-        tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-        lines.append(f"{instance}: {what} {span} ({where}; {tally})")
-    details = tuple(
-        f"{c.instance} ε={_eps(c.epsilon)}: {what} {c.value} → {c.verdict}" for c in cells
-    )
-    return "; ".join(lines), details
+    details = tuple(f"{c.instance} ε={_eps(c.epsilon)}: {what} {c.value}" for c in cells)
+    groups = list(dict.fromkeys(c.instance for c in cells))
+    if len(groups) > MAX_EVIDENCE_GROUPS:
+        text = f"{len(cells)} cells ({_tally(cells)}); {what} {_span(cells)}"
+        bad = [d for c, d in zip(cells, details, strict=True) if c.verdict == FAILS]
+        if bad:
+            more = f" (+{len(bad) - 4} more)" if len(bad) > 4 else ""
+            text += "; failing: " + "; ".join(bad[:4]) + more
+    else:
+        parts = []
+        for group in groups:
+            mine = [c for c in cells if c.instance == group]
+            eps = sorted({c.epsilon for c in mine})
+            where = f"ε={_eps(eps[0])}" if len(eps) == 1 else f"ε∈[{_eps(eps[0])}, {_eps(eps[-1])}]"
+            parts.append(f"{group}: {what} {_span(mine)} ({where}; {_tally(mine)})")
+        text = "; ".join(parts)
+    verdicts = tuple(f"{d} → {c.verdict}" for c, d in zip(cells, details, strict=True))
+    return text, verdicts
 
 
 def claim_from_cells(key: str, statement: str, cells: Sequence[Cell], what: str) -> Claim:
