@@ -6,9 +6,12 @@ Example:
     >>> res = jaxbai.simulate(alg, jaxbai.bernoulli([0.9, 0.5]), epsilon=[1.0], runs=8)
 """
 
+from jaxbai import engine, secure_noise, theory, trial
 from jaxbai.dpse import DPSE, DPSEParams, DPSEState, dp_se
+from jaxbai.engine import GridResult, Jobs, grid_jobs, run_grid, run_vmap
 from jaxbai.estimators import CTB, DAF, MLE, GaussianMechanism, Release
 from jaxbai.instances import PAPER_INSTANCES, Bernoulli, Beta, Gaussian, bernoulli, beta, gaussian
+from jaxbai.secure_noise import privatize_locally
 from jaxbai.simulate import SimulationResult, simulate
 from jaxbai.toptwo import (
     TopTwo,
@@ -20,6 +23,7 @@ from jaxbai.toptwo import (
     gauss_ldp_tt,
     ttucb,
 )
+from jaxbai.trial import Trial, TrialStatus
 
 ALGORITHMS = {
     "ttucb": ttucb,
@@ -44,19 +48,31 @@ __all__ = [
     "DPSEState",
     "Gaussian",
     "GaussianMechanism",
+    "GridResult",
+    "Jobs",
     "Release",
     "SimulationResult",
     "TopTwo",
     "TopTwoParams",
     "TopTwoState",
+    "Trial",
+    "TrialStatus",
     "adap_tt",
     "adap_tt_star",
     "bernoulli",
     "beta",
     "ctb_tt",
     "dp_se",
+    "engine",
     "gauss_ldp_tt",
     "gaussian",
+    "grid_jobs",
+    "privatize_locally",
+    "run_grid",
+    "run_vmap",
+    "secure_noise",
     "simulate",
+    "theory",
+    "trial",
     "ttucb",
 ]

@@ -34,6 +34,15 @@ def tree_where(cond: jax.Array, on_true: Any, on_false: Any) -> Any:
     return jax.tree_util.tree_map(lambda a, b: jnp.where(cond, a, b), on_true, on_false)
 
 
+def uniform_from_bits(bits: jax.Array) -> jax.Array:
+    """Uniforms on the open interval (0, 1) from uint32 bits: (⌊bits/2⁹⌋ + ½)/2²³.
+
+    Every value is exact in float32, the largest being 1 − 2⁻²⁴ < 1 (with 24 bits the top
+    value 1 − 2⁻²⁵ would round to 1.0 and make inverse-CDF transforms infinite).
+    """
+    return ((bits >> 9).astype(jnp.float32) + 0.5) * jnp.float32(2.0**-23)
+
+
 def uniforms_from_key(key: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Two uniforms on (0, 1) from the words of a (freshly folded-in) key, with no extra hash.
 
@@ -42,6 +51,5 @@ def uniforms_from_key(key: jax.Array) -> tuple[jax.Array, jax.Array]:
     """
     if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
         key = jax.random.key_data(key)
-    words = key.reshape(-1)[:2].astype(jnp.uint32)
-    u = ((words >> 8).astype(jnp.float32) + 0.5) * jnp.float32(2.0**-24)
+    u = uniform_from_bits(key.reshape(-1)[:2].astype(jnp.uint32))
     return u[0], u[1]

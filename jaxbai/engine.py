@@ -37,6 +37,7 @@ import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
 from jaxbai import _validate
+from jaxbai._arrays import tree_where
 from jaxbai.instances import rewards_in_unit_interval
 
 CHECKPOINT_VERSION = 1
@@ -240,13 +241,11 @@ def tree_where_lanes(mask: jax.Array, on_true: Any, on_false: Any) -> Any:
     return jax.tree_util.tree_map(select, on_true, on_false)
 
 
-def _step_lanes(alg: Any, lanes: Lanes) -> Lanes:
-    def one(stream, state, params, instance):
-        key = jax.random.fold_in(jax.random.wrap_key_data(stream), state.n)
-        return alg.step(key, state, instance, params)
-
-    state = jax.vmap(one)(lanes.stream, lanes.state, lanes.params, lanes.instance)
-    return lanes._replace(state=state)
+def _step_lane(alg: Any, max_samples: jax.Array, lane: Lanes) -> Lanes:
+    """One step of one lane's job; a no-op once it has drawn ``max_samples`` samples."""
+    key = jax.random.fold_in(jax.random.wrap_key_data(lane.stream), lane.state.n)
+    stepped = alg.step(key, lane.state, lane.instance, lane.params)
+    return lane._replace(state=tree_where(lane.state.n < max_samples, stepped, lane.state))
 
 
 def _advance_device(alg, num_arms, refill_every, max_samples, seed, iterations, table, carry):
@@ -265,7 +264,8 @@ def _advance_device(alg, num_arms, refill_every, max_samples, seed, iterations, 
         lanes, outcome, next_job = _refill(
             alg, num_arms, max_samples, seed, table, lanes, outcome, next_job
         )
-        lanes = jax.lax.fori_loop(0, refill_every, lambda _, ln: _step_lanes(alg, ln), lanes)
+        step = jax.vmap(partial(_step_lane, alg, max_samples))
+        lanes = jax.lax.fori_loop(0, refill_every, lambda _, ln: step(ln), lanes)
         return it + refill_every, lanes, outcome, next_job
 
     it, lanes, outcome, next_job = jax.lax.while_loop(
@@ -624,15 +624,10 @@ def _vmap_until_all_stop(alg, num_arms, max_samples, seed, table):
         def running(ln: Lanes) -> jax.Array:
             return ~ln.state.stopped & (ln.state.n < max_samples)
 
-        final = jax.lax.while_loop(running, lambda ln: _step_lanes_one(alg, ln), lane).state
+        final = jax.lax.while_loop(running, partial(_step_lane, alg, max_samples), lane).state
         return final.n, final.stopped, final.recommendation, alg.rounds(final)
 
     return jax.vmap(one)(jnp.arange(table.run.shape[0]))
-
-
-def _step_lanes_one(alg: Any, lane: Lanes) -> Lanes:
-    key = jax.random.fold_in(jax.random.wrap_key_data(lane.stream), lane.state.n)
-    return lane._replace(state=alg.step(key, lane.state, lane.instance, lane.params))
 
 
 def run_vmap(alg: Any, jobs: Jobs, *, seed: int = 0, max_samples: int = 10**9) -> GridResult:

@@ -13,15 +13,18 @@ import jax.numpy as jnp
 import jax.scipy.special
 from jax.typing import ArrayLike
 
+from jaxbai._arrays import uniform_from_bits
+
 
 def open_uniform(key: jax.Array, shape: tuple[int, ...] = ()) -> jax.Array:
-    """Uniforms on the open interval (0, 1): (⌊bits/2⁸⌋ + ½)/2²⁴ from one `jax.random.bits` call.
+    """Uniforms on the open interval (0, 1) from one `jax.random.bits` call.
 
-    Open at both ends, so inverse-CDF transforms (Laplace, Gaussian) stay finite and a
-    Bernoulli(p) draw ``u < p`` is exact for p = 0 and p = 1.
+    Open at both ends (see `jaxbai._arrays.uniform_from_bits`), so inverse-CDF transforms
+    (Laplace, Gaussian) stay finite and a Bernoulli(p) draw ``u < p`` is exact for p = 0 and
+    p = 1. The 23-bit grid truncates Gaussian noise at ≈ 5.3σ and Laplace noise at ≈ 16.6
+    scales: irrelevant to simulation, and real trials use `jaxbai.secure_noise` instead.
     """
-    bits = jax.random.bits(key, shape, jnp.uint32)
-    return ((bits >> 8).astype(jnp.float32) + 0.5) * jnp.float32(2.0**-24)
+    return uniform_from_bits(jax.random.bits(key, shape, jnp.uint32))
 
 
 def randomized_response_probability(reward: ArrayLike, epsilon: ArrayLike) -> jax.Array:

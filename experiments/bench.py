@@ -1,0 +1,178 @@
+"""Benchmarks of the engine (`python -m experiments.bench`), as ratios within one process.
+
+W1: ``ttucb``, heuristic threshold, mu1, δ = 0.01, 4096 runs. Engine samples/s against the
+    plain-Python transcription of the tests (a few runs) and a numba scalar loop on all cores
+    (``pip install -e ".[bench]"``; skipped without numba).
+W2: ``adap_tt``, mu1, ε ∈ {0.01, 0.1, 1, 10, 100}, 200 runs each, one grid: wall time and
+    efficiency Σ τ / executed lane-steps, against a plain vmap-until-all-stop.
+W3: W1 at 10⁵ runs on a GPU (``--device gpu``).
+
+Machines here are shared and noisy: compare the ratios, measured in the same process, rather
+than absolute rates. Compilation is excluded (each program is warmed up on a small grid).
+
+Usage:
+    python -m experiments.bench [--device cpu|gpu] [--out bench.json] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+
+def _configure_devices(device: str) -> None:
+    """Expose every CPU core as a JAX device (before JAX is imported)."""
+    if device == "cpu" and "XLA_FLAGS" not in os.environ:
+        os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={os.cpu_count()}"
+
+
+def _timed(fn: Any) -> tuple[Any, float]:
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def engine_rate(alg: Any, jobs: Any, device: str) -> dict[str, float]:
+    """Samples/s of `run_grid` (after a warm-up that compiles the same program)."""
+    from jaxbai import engine
+
+    engine.run_grid(alg, jobs, seed=1, device=device, max_chunks=1, chunk_steps=64)
+    res, wall = _timed(lambda: engine.run_grid(alg, jobs, seed=0, device=device))
+    return {
+        "samples": res.samples,
+        "wall_s": wall,
+        "samples_per_s": res.samples / wall,
+        "efficiency": res.efficiency,
+        "mean_tau": float(res.tau.mean()),
+    }
+
+
+def python_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[str, float]:
+    """Samples/s of the plain-Python transcription (tests/reference.py) on Bernoulli tables."""
+    import numpy as np
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
+    from tests import reference
+
+    rng = np.random.default_rng(0)
+    samples, wall = 0, 0.0
+    for _ in range(runs):
+        table = [(rng.random(200_000) < m).astype(float).tolist() for m in means]
+        priority = rng.random(len(means)).tolist()
+        traj, seconds = _timed(lambda: reference.top_two("ttucb", table, priority, delta))  # noqa: B023
+        samples, wall = samples + traj.tau, wall + seconds
+    return {"samples": samples, "wall_s": wall, "samples_per_s": samples / wall}
+
+
+def numba_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[str, float] | None:
+    """Samples/s of a numba TTUCB scalar loop, parallel over runs on all cores."""
+    try:
+        from experiments import bench_numba
+    except ImportError:
+        return None
+    import numpy as np
+
+    means_arr = np.asarray(means)
+    bench_numba.ttucb_runs(means_arr, 8, delta, 0)  # compile
+    taus, wall = _timed(lambda: bench_numba.ttucb_runs(means_arr, runs, delta, 1))
+    return {
+        "samples": int(taus.sum()),
+        "wall_s": wall,
+        "samples_per_s": taus.sum() / wall,
+        "mean_tau": float(taus.mean()),
+        "threads": bench_numba.threads(),
+    }
+
+
+def w1(device: str, runs: int, python_runs: int) -> dict[str, Any]:
+    """W1: TTUCB on mu1, engine vs plain Python vs numba."""
+    import jaxbai
+
+    means, delta = jaxbai.PAPER_INSTANCES["mu1"], 0.01
+    jobs = jaxbai.grid_jobs(jaxbai.bernoulli(means), float("inf"), delta, runs)
+    out: dict[str, Any] = {"engine": engine_rate(jaxbai.ttucb(), jobs, device)}
+    out["python"] = python_rate(means, python_runs, delta)
+    out["numba"] = numba_rate(means, runs, delta)
+    eng = out["engine"]["samples_per_s"]
+    out["engine_over_python"] = eng / out["python"]["samples_per_s"]
+    if out["numba"]:
+        out["engine_over_numba"] = eng / out["numba"]["samples_per_s"]
+    return out
+
+
+def w2(device: str, runs: int) -> dict[str, Any]:
+    """W2: AdaP-TT grid over ε with lane refill vs a plain vmap-until-all-stop."""
+    import jaxbai
+    from jaxbai import engine
+
+    alg = jaxbai.adap_tt()
+    jobs = engine.grid_jobs(
+        jaxbai.bernoulli(jaxbai.PAPER_INSTANCES["mu1"]), [0.01, 0.1, 1.0, 10.0, 100.0], 0.01, runs
+    )
+    out: dict[str, Any] = {"engine": engine_rate(alg, jobs, device)}
+    small = engine.grid_jobs(jaxbai.bernoulli(jaxbai.PAPER_INSTANCES["mu1"]), [1.0], 0.01, 8)
+    engine.run_vmap(alg, small)  # compile for 8 jobs, then for the full grid below
+    engine.run_vmap(alg, engine.Jobs(*(x[:8] if hasattr(x, "shape") else x for x in jobs)))
+    plain, wall = _timed(lambda: engine.run_vmap(alg, jobs))
+    out["plain_vmap"] = {
+        "wall_s": wall,
+        "efficiency": plain.efficiency,
+        "samples_per_s": plain.samples / wall,
+    }
+    out["speedup_over_plain"] = wall / out["engine"]["wall_s"]
+    return out
+
+
+def table(report: dict[str, Any]) -> str:
+    """A Markdown table of the headline figures."""
+    rows = ["| workload | figure | value |", "| --- | --- | --- |"]
+    for name, section in report.items():
+        if not isinstance(section, dict):
+            continue
+        for key, value in section.items():
+            if isinstance(value, dict):
+                for sub, number in value.items():
+                    rows.append(f"| {name} | {key}.{sub} | {number:.4g} |")
+            elif isinstance(value, (int, float)):
+                rows.append(f"| {name} | {key} | {value:.4g} |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run W1–W3 and print a table; write JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    parser.add_argument("--out", default="results/bench.json")
+    parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    args = parser.parse_args(argv)
+    _configure_devices(args.device)
+    import jax
+
+    from jaxbai import engine
+
+    try:
+        engine.select_devices(args.device)
+    except ValueError as err:
+        parser.exit(2, f"error: {err}\n")
+    runs_w1, runs_w2, py_runs = (256, 20, 2) if args.quick else (4096, 200, 5)
+    report: dict[str, Any] = {
+        "devices": [str(d) for d in jax.devices()],
+        "W1": w1(args.device, runs_w1, py_runs),
+        "W2": w2(args.device, runs_w2),
+    }
+    if args.device == "gpu":
+        report["W3"] = w1("gpu", 10**4 if args.quick else 10**5, 1)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(report, f, indent=2, default=float)
+    print(table(report))
+    print(f"written {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

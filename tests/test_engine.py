@@ -1,0 +1,207 @@
+"""The grid engine: determinism across layouts, resume, checkpoints, fast paths, refill."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.stats
+
+import jaxbai
+from jaxbai import engine
+
+INST = jaxbai.bernoulli([0.9, 0.6, 0.5])
+FIELDS = ("tau", "recommendation", "censored", "rounds")
+
+
+def small_jobs(runs: int = 12) -> engine.Jobs:
+    """A grid with very different stopping times across cells."""
+    return engine.grid_jobs(INST, [0.3, 3.0, 30.0], 0.1, runs)
+
+
+def assert_same(a: engine.GridResult, b: engine.GridResult) -> None:
+    """Bitwise-identical per-job results."""
+    for field in FIELDS:
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+
+
+@pytest.mark.parametrize("name", ["ttucb", "adap_tt_star", "dp_se"])
+def test_same_results_for_any_lanes_refill_and_chunks(name):
+    """Per-job results do not depend on lanes, refill period or chunk size, and equal the plain
+    vmap-until-all-stop baseline (same keys, same step)."""
+    alg, jobs = jaxbai.ALGORITHMS[name](), small_jobs()
+    reference = engine.run_vmap(alg, jobs, seed=5)
+    for lanes, refill, chunk in [(4, 1, 7), (64, 16, 1 << 15)]:
+        res = engine.run_grid(
+            alg, jobs, seed=5, lanes_per_device=lanes, refill_every=refill, chunk_steps=chunk
+        )
+        assert_same(res, reference)
+    assert not reference.censored.any()
+
+
+def test_job_result_does_not_depend_on_the_rest_of_the_grid():
+    """A job's key depends on (seed, run, ε, δ) only: the ε = 3 cell alone equals its slice."""
+    alg = jaxbai.adap_tt()
+    full = engine.run_grid(alg, small_jobs(), seed=1, lanes_per_device=16)
+    alone = engine.run_grid(
+        alg, engine.grid_jobs(INST, [3.0], 0.1, 12), seed=1, lanes_per_device=16
+    )
+    cell = full.jobs.epsilon == 3.0
+    np.testing.assert_array_equal(full.tau[cell], alone.tau)
+
+
+SCRIPT = """
+import json, sys, numpy as np, jax, jaxbai
+from jaxbai import engine
+jobs = engine.grid_jobs(jaxbai.bernoulli([0.9, 0.6, 0.5]), [0.3, 3.0, 30.0], 0.1, 12)
+out = {"devices": len(jax.devices())}
+for name in ("adap_tt_star", "dp_se"):
+    res = engine.run_grid(jaxbai.ALGORITHMS[name](), jobs, seed=5, lanes_per_device=8)
+    out[name] = {f: np.asarray(getattr(res, f)).tolist() for f in FIELDS}
+json.dump(out, sys.stdout)
+""".replace("FIELDS", repr(FIELDS))
+
+
+def run_with_devices(count: int) -> dict:
+    """Run SCRIPT in a fresh interpreter with ``count`` forced host devices."""
+    env = dict(
+        os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={count}", JAX_PLATFORMS="cpu"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    return json.loads(proc.stdout)
+
+
+def test_same_results_on_one_and_four_devices():
+    """Sharding jobs over 4 host devices changes nothing, bit for bit."""
+    one, four = run_with_devices(1), run_with_devices(4)
+    assert (one["devices"], four["devices"]) == (1, 4)
+    assert one["adap_tt_star"] == four["adap_tt_star"]
+    assert one["dp_se"] == four["dp_se"]
+
+
+def test_interrupt_and_resume(tmp_path):
+    """Stop after one chunk, resume from the checkpoint: identical to an uninterrupted run."""
+    alg, jobs = jaxbai.adap_tt(), small_jobs()
+    path = str(tmp_path / "grid.npz")
+    uninterrupted = engine.run_grid(alg, jobs, seed=2, lanes_per_device=8)
+    partial = engine.run_grid(
+        alg, jobs, seed=2, lanes_per_device=8, chunk_steps=1500, checkpoint=path, max_chunks=1
+    )
+    with np.load(path) as data:
+        done = data["done"]
+    assert 0 < done.sum() < len(jobs)
+    np.testing.assert_array_equal(partial.tau[done], uninterrupted.tau[done])
+    resumed = engine.run_grid(alg, jobs, seed=2, lanes_per_device=16, checkpoint=path, resume=True)
+    assert_same(resumed, uninterrupted)
+    assert resumed.samples == uninterrupted.tau[~done].sum()
+
+
+def test_checkpoint_survives_a_crash_mid_write(tmp_path, monkeypatch):
+    """A truncated temporary file is ignored; a failed write leaves the last checkpoint intact."""
+    alg, jobs = jaxbai.adap_tt(), small_jobs(4)
+    path = str(tmp_path / "grid.npz")
+    first = engine.run_grid(alg, jobs, seed=3, checkpoint=path)
+    with open(path + ".tmp", "wb") as f:
+        f.write(b"PK\x03\x04 truncated")
+
+    def crash(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError):
+        engine.write_checkpoint(path, "anything", {"done": np.zeros(3, bool)})
+    monkeypatch.undo()
+    resumed = engine.run_grid(alg, jobs, seed=3, checkpoint=path, resume=True)
+    assert_same(resumed, first)
+    assert resumed.lane_steps == 0
+
+
+def test_checkpoint_of_another_grid_is_refused(tmp_path):
+    """Resuming with a different seed (or grid) is an error, not a silent mix."""
+    path = str(tmp_path / "grid.npz")
+    engine.run_grid(jaxbai.adap_tt(), small_jobs(2), seed=0, checkpoint=path)
+    with pytest.raises(ValueError, match="different grid"):
+        engine.run_grid(jaxbai.adap_tt(), small_jobs(2), seed=1, checkpoint=path, resume=True)
+
+
+def test_missing_gpu_is_an_error():
+    """``device="gpu"`` without a GPU raises, never falls back to the CPU silently."""
+    if any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("a GPU is present")
+    with pytest.raises(ValueError, match="gpu"):
+        engine.run_grid(jaxbai.ttucb(), small_jobs(1), device="gpu")
+
+
+def dpse_sample_by_sample(runs: int, seed: int, epsilon: float, delta: float) -> np.ndarray:
+    """τ of DP-SE driven one sample at a time through ask/tell (no Binomial fast path)."""
+    alg = jaxbai.dp_se()
+    params = alg.params(epsilon=epsilon, delta=delta)
+
+    def one(key):
+        def body(carry):
+            state, key = carry
+            key, k_reward, k_update = jax.random.split(key, 3)
+            arm = alg.select(state, params)
+            reward = INST.sample(k_reward, arm)
+            return alg.update(k_update, state, arm, reward, params), key
+
+        state = alg.init(key, params, 3)
+        final, _ = jax.lax.while_loop(lambda c: ~alg.stopping(c[0], params)[0], body, (state, key))
+        return final.n
+
+    keys = jax.random.split(jax.random.key(seed), runs)
+    return np.asarray(jax.jit(jax.vmap(one))(keys))
+
+
+def test_dpse_epoch_fast_path_matches_sample_by_sample():
+    """DP-SE's `step` draws each epoch's sums as one Binomial per arm; τ has the same law as
+    pulling sample by sample. τ takes few values (sums of epoch lengths), so we compare their
+    frequencies with a χ² test of homogeneity (300 runs each, p > 1e-3); a fast path that
+    dropped or doubled an epoch shifts τ by ≥ one epoch and is detected with power ≈ 1."""
+    fast = jaxbai.simulate(jaxbai.dp_se(), INST, epsilon=5.0, delta=0.1, runs=300, seed=4).tau
+    slow = dpse_sample_by_sample(300, seed=9, epsilon=5.0, delta=0.1)
+    values = np.union1d(fast, slow)
+    table = np.array([[np.sum(fast == v) for v in values], [np.sum(slow == v) for v in values]])
+    table = table[:, table.sum(axis=0) >= 5]
+    assert table.shape[1] >= 1
+    if table.shape[1] > 1:
+        assert scipy.stats.chi2_contingency(table).pvalue > 1e-3
+
+
+def test_every_job_appears_exactly_once():
+    """With more jobs than lanes and mixed lengths, every job finishes and is written once."""
+    jobs = engine.grid_jobs(INST, [0.2, 20.0], 0.1, 40)
+    res = engine.run_grid(jaxbai.ttucb(), jobs, seed=0, lanes_per_device=8, refill_every=2)
+    assert (res.tau > 0).all() and not res.censored.any()
+    assert res.samples == res.tau.sum()
+    assert res.lane_steps >= res.samples
+
+
+def test_censoring_at_max_samples():
+    """Runs that reach ``max_samples`` are censored, with recommendation −1 and τ = budget."""
+    res = jaxbai.simulate(jaxbai.adap_tt(), INST, epsilon=0.01, delta=0.01, runs=8, max_samples=500)
+    assert res.censored.all()
+    assert (res.recommendation == -1).all() and (res.tau == 500).all()
+    assert not res.correct.any()
+
+
+def test_instances_of_a_grid_must_match():
+    """Grids mix instances of one type and K only."""
+    with pytest.raises(ValueError, match="number of arms"):
+        engine.grid_jobs([INST, jaxbai.bernoulli([0.9, 0.1])], 1.0)
+    with pytest.raises(ValueError, match="same type"):
+        engine.grid_jobs([INST, jaxbai.gaussian([0.9, 0.1, 0.0])], 1.0)
+    assert jnp.asarray(engine.grid_jobs([INST, INST], 1.0).instance.means).shape == (2, 3)
