@@ -120,6 +120,10 @@ def kl_bernoulli(p: ArrayLike, q: ArrayLike) -> jax.Array:
     return up + down
 
 
+_C_LOCAL_CAP = 1e30
+"""c(ε) beyond which min{KL, c·TV²} = KL for every alternative of interest."""
+
+
 def c_local(epsilon: ArrayLike) -> jax.Array:
     """Local-DP contraction c(ε) = min{4, e^{2ε}} (e^ε − 1)² (Theorem 10, Eq. 7).
 
@@ -250,7 +254,9 @@ def _pair_cost(kind: str, p: jax.Array, x: jax.Array, prm: _Params) -> jax.Array
     if kind == "tv2":
         return (p - x) ** 2
     if kind == "local":  # Theorem 10: min{KL, c(ε) TV²}
-        return jnp.minimum(kl_bernoulli(p, x), c_local(prm.epsilon) * (p - x) ** 2)
+        # c(ε) overflows float32 for ε ≳ 44; capped, the min is KL there, as it should be.
+        c = jnp.minimum(c_local(prm.epsilon), _C_LOCAL_CAP)
+        return jnp.minimum(kl_bernoulli(p, x), c * (p - x) ** 2)
     raise ValueError(kind)
 
 

@@ -506,3 +506,12 @@ def test_vmap_instances_by_epsilon_one_compiled_call():
     assert np.all(np.diff(t, axis=1) <= t[:, 1:] * RTOL)  # T*_g is non-increasing in ε
     grid(mus, eps * 1.1)  # new ε values: no recompilation
     assert grid._cache_size() == 1
+
+
+@pytest.mark.parametrize("epsilon", [45.0, 1000.0])
+def test_local_game_at_large_epsilon_is_the_non_private_time(epsilon):
+    """For ε where c(ε) overflows float32, T*_ℓ(ε) = T*_KL (c(ε)·TV² ≥ KL for every alternative);
+    the reference is an independent float64 root-finding of T*_KL."""
+    means = (0.75, 0.71875, 0.625, 0.46875, 0.25)
+    t_local = float(theory.t_star_local(np.array(means), epsilon))
+    assert t_local == pytest.approx(ref_kl_bernoulli(means), rel=1e-4)
