@@ -526,12 +526,7 @@ def run_grid(
     pending = np.flatnonzero(~results["done"])
     lane_steps = samples = 0
     if len(pending):
-        lane_steps, samples = _run_pending(
-            alg,
-            jobs,
-            pending,
-            results,
-            devices,
+        settings = _Settings(
             seed,
             max_samples,
             lanes_per_device,
@@ -543,8 +538,22 @@ def run_grid(
             progress,
             max_chunks,
         )
+        lane_steps, samples = _run_pending(alg, jobs, pending, results, devices, settings)
     if checkpoint:
         write_checkpoint(checkpoint, fingerprint, results)
+    return _grid_result(results, best, jobs, max_samples, lane_steps, samples, start)
+
+
+def _grid_result(
+    results: dict[str, np.ndarray],
+    best: np.ndarray,
+    jobs: Jobs,
+    max_samples: int,
+    lane_steps: int,
+    samples: int,
+    start: float,
+) -> GridResult:
+    """Host results → `GridResult`: censoring (not stopped, or over budget) voids the answer."""
     censored = ~results["stopped"] | (results["tau"] > max_samples)
     recommendation = np.where(censored, -1, results["recommendation"])
     return GridResult(
@@ -560,24 +569,42 @@ def run_grid(
     )
 
 
+class _Settings(NamedTuple):
+    """The host loop's configuration (see `run_grid`)."""
+
+    seed: int
+    max_samples: int
+    lanes_per_device: int
+    refill_every: int
+    chunk_steps: int
+    checkpoint: str | None
+    fingerprint: str
+    checkpoint_every: float
+    progress: bool
+    max_chunks: int | None
+
+
 def _run_pending(
-    alg,
-    jobs,
-    pending,
-    results,
-    devices,
-    seed,
-    max_samples,
-    lanes_per_device,
-    refill_every,
-    chunk_steps,
-    checkpoint,
-    fingerprint,
-    checkpoint_every,
-    progress,
-    max_chunks,
+    alg: Any,
+    jobs: Jobs,
+    pending: np.ndarray,
+    results: dict[str, np.ndarray],
+    devices: list[jax.Device],
+    settings: _Settings,
 ) -> tuple[int, int]:
     """The host loop over compiled chunks; returns (lane-steps executed, samples finished)."""
+    (
+        seed,
+        max_samples,
+        lanes_per_device,
+        refill_every,
+        chunk_steps,
+        checkpoint,
+        fingerprint,
+        checkpoint_every,
+        progress,
+        max_chunks,
+    ) = settings
     num_devices = len(devices)
     mesh = Mesh(np.array(devices), ("d",))
     num_arms = int(np.asarray(jobs.instance.means).shape[-1])
@@ -638,30 +665,15 @@ def run_vmap(alg: Any, jobs: Jobs, *, seed: int = 0, max_samples: int = 10**9) -
     """
     best = check_grid(alg, jobs, max_samples)
     num_arms = int(np.asarray(jobs.instance.means).shape[-1])
-    table, _ = _device_tables(jobs, np.arange(len(jobs)), 1)
+    table, order = _device_tables(jobs, np.arange(len(jobs)), 1)
     start = time.perf_counter()
-    n, stopped, rec, rounds = jax.device_get(
+    outputs = jax.device_get(
         _vmap_until_all_stop(alg, num_arms, jnp.int32(max_samples), jnp.int32(seed), table)
     )
-    order = np.lexsort((jobs.delta, jobs.epsilon))
-    results = {
-        "tau": np.empty(len(jobs), np.int64),
-        "stopped": np.empty(len(jobs), bool),
-        "recommendation": np.empty(len(jobs), np.int32),
-        "rounds": np.empty(len(jobs), np.int32),
-    }
-    for name, value in zip(results, (n, stopped, rec, rounds), strict=True):
-        results[name][order] = value
-    censored = ~results["stopped"] | (results["tau"] > max_samples)
-    recommendation = np.where(censored, -1, results["recommendation"])
-    return GridResult(
-        tau=results["tau"],
-        recommendation=recommendation,
-        correct=recommendation == best,
-        censored=censored,
-        rounds=results["rounds"],
-        jobs=jobs,
-        lane_steps=int(results["tau"].clip(max=max_samples).max()) * len(jobs),
-        samples=int(results["tau"].sum()),
-        wall_time=time.perf_counter() - start,
+    results = _empty_results(len(jobs))
+    for name, value in zip(("tau", "stopped", "recommendation", "rounds"), outputs, strict=True):
+        results[name][order.ravel()] = value
+    lane_steps = int(results["tau"].clip(max=max_samples).max()) * len(jobs)
+    return _grid_result(
+        results, best, jobs, max_samples, lane_steps, int(results["tau"].sum()), start
     )

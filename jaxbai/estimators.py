@@ -153,10 +153,8 @@ class DAF:
     unit_rewards: bool = False
     unit_observations: bool = True
 
-    def privatize(self, u: jax.Array, reward: jax.Array, params: Any) -> jax.Array:
-        """Identity: the trusted curator sees raw rewards (global DP)."""
-        del u, params
-        return jnp.asarray(reward, jnp.float32)
+    privatize = MLE.privatize
+    """Identity: the trusted curator sees raw rewards (global DP)."""
 
     def pending_release(self, state: Any, pulled: jax.Array, z: jax.Array, params: Any) -> Release:
         """Whether observing ``z`` ends the pulled arm's phase, and the phase mean it releases.
