@@ -234,10 +234,10 @@ class TopTwo:
         Raises:
             ValueError: a value out of range, before anything is compiled.
         """
-        if not self.private_epsilon or epsilon is None:
+        if epsilon is None:
             if self.private_epsilon:
                 raise ValueError(f"{self.name} needs epsilon")
-            epsilon = jnp.inf if epsilon is None else epsilon
+            epsilon = jnp.inf
         args = (
             epsilon,
             delta,
