@@ -474,6 +474,7 @@ def run_grid(
     checkpoint_every: float = 30.0,
     progress: bool = False,
     max_chunks: int | None = None,
+    shrink_after: float = 1.0,
 ) -> GridResult:
     """Run every job of a grid to completion with lane refill; see the module docstring.
 
@@ -493,6 +494,9 @@ def run_grid(
         progress: print a progress line on stderr.
         max_chunks: stop after this many chunks (for tests of interruption); unfinished jobs
             then have ``done`` False and are reported censored with τ = 0.
+        shrink_after: compact the lane pool in the tail of the grid (see `_shrink_pool`) after
+            chunks that took at least this many seconds, so a recompilation pays for itself
+            (0: always; ``inf``: never).
 
     Returns:
         A `GridResult`.
@@ -537,6 +541,7 @@ def run_grid(
             checkpoint_every,
             progress,
             max_chunks,
+            shrink_after,
         )
         lane_steps, samples = _run_pending(alg, jobs, pending, results, devices, settings)
     if checkpoint:
@@ -582,6 +587,31 @@ class _Settings(NamedTuple):
     checkpoint_every: float
     progress: bool
     max_chunks: int | None
+    shrink_after: float
+
+
+def _shrink_pool(carry: tuple, table: Table, num_devices: int, sharding: Any) -> tuple[tuple, int]:
+    """Tail compaction: once every job is assigned, move the busy lanes into a smaller pool.
+
+    A `vmap` costs the same per step whatever the number of busy lanes, so the last long jobs of
+    a grid would run at the speed of the full pool. When at most a quarter of the lanes are
+    busy and nothing is pending, the busy lanes move (unchanged: a job's result depends only on
+    its own state) into a pool of the next power of two ≥ 4; the smaller program compiles once.
+    """
+    lanes, outcome, next_job = carry
+    lanes_per_device = lanes.job.shape[0] // num_devices
+    width = table.run.shape[0] // num_devices
+    host_job = np.asarray(jax.device_get(lanes.job)).reshape(num_devices, lanes_per_device)
+    pending = np.asarray(jax.device_get(next_job)) < np.asarray(jax.device_get(table.count))
+    busy = host_job < width
+    needed = max(4, 1 << int(busy.sum(axis=1).max() - 1).bit_length())
+    if pending.any() or needed > lanes_per_device // 4:
+        return carry, lanes_per_device
+    keep = np.argsort(~busy, axis=1, kind="stable")[:, :needed]
+    index = (keep + lanes_per_device * np.arange(num_devices)[:, None]).ravel()
+    host = jax.device_get(lanes)
+    smaller = jax.tree_util.tree_map(lambda x: np.asarray(x)[index], host)
+    return (jax.device_put(smaller, sharding), outcome, next_job), needed
 
 
 def _run_pending(
@@ -604,6 +634,7 @@ def _run_pending(
         checkpoint_every,
         progress,
         max_chunks,
+        shrink_after,
     ) = settings
     num_devices = len(devices)
     mesh = Mesh(np.array(devices), ("d",))
@@ -618,6 +649,7 @@ def _run_pending(
     already = results["done"].copy()
     lane_steps, chunks, last_write = 0, 0, time.perf_counter()
     while True:
+        chunk_start = time.perf_counter()
         carry, iterations = _advance(
             alg,
             num_arms,
@@ -631,6 +663,8 @@ def _run_pending(
         )
         lane_steps += int(np.sum(jax.device_get(iterations))) * lanes_per_device
         chunks += 1
+        if time.perf_counter() - chunk_start >= shrink_after:
+            carry, lanes_per_device = _shrink_pool(carry, table, num_devices, sharding)
         _collect(carry[1], order, results)
         samples = int(results["tau"][results["done"] & ~already].sum())
         finished = bool(results["done"].all())

@@ -33,13 +33,20 @@ def assert_same(a: engine.GridResult, b: engine.GridResult) -> None:
 
 @pytest.mark.parametrize("name", ["ttucb", "adap_tt_star", "dp_se"])
 def test_same_results_for_any_lanes_refill_and_chunks(name):
-    """Per-job results do not depend on lanes, refill period or chunk size, and equal the plain
+    """Per-job results do not depend on lanes, refill period, chunk size or tail compaction
+    (the second layout shrinks its pool 64 → 16 → 4 lanes as jobs finish), and equal the plain
     vmap-until-all-stop baseline (same keys, same step)."""
     alg, jobs = jaxbai.ALGORITHMS[name](), small_jobs()
     reference = engine.run_vmap(alg, jobs, seed=5)
-    for lanes, refill, chunk in [(4, 1, 7), (64, 16, 1 << 15)]:
+    for lanes, refill, chunk, shrink in [(4, 1, 7, np.inf), (64, 16, 256, 0.0)]:
         res = engine.run_grid(
-            alg, jobs, seed=5, lanes_per_device=lanes, refill_every=refill, chunk_steps=chunk
+            alg,
+            jobs,
+            seed=5,
+            lanes_per_device=lanes,
+            refill_every=refill,
+            chunk_steps=chunk,
+            shrink_after=shrink,
         )
         assert_same(res, reference)
     assert not reference.censored.any()
