@@ -20,12 +20,9 @@ import sys
 from collections.abc import Sequence
 from typing import NamedTuple
 
-import matplotlib
 import matplotlib.ticker
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from experiments import overlay, results, stats
@@ -147,14 +144,15 @@ def draw_theory(ax, means: np.ndarray, privacy: str, delta: float, eps_range) ->
         ax.axvline(switch, color="gray", lw=8, alpha=0.2, label="regime switch ε_s (theory)")
 
 
-def draw_figure(summary: Table, spec: FigureSpec) -> plt.Figure:
+def draw_figure(summary: Table, spec: FigureSpec) -> Figure:
     """One figure: a panel per instance of the summary."""
     instances = list(dict.fromkeys(summary["instance"].tolist()))
     means_of = dict(zip(summary["instance"], summary["means"], strict=True))
     ncols = min(3, len(instances))
     nrows = math.ceil(len(instances) / ncols)
     width = max(6.5, 4.2 * ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width, 3.4 * nrows), squeeze=False)
+    fig = Figure(figsize=(width, 3.4 * nrows))
+    axes = fig.subplots(nrows, ncols, squeeze=False)
     eps_range = _epsilon_range(summary, spec)
     for ax, instance in zip(axes.ravel(), instances, strict=False):
         means = results.parse_means(means_of[instance])
@@ -207,7 +205,6 @@ def draw_all(summary: Table, out_dir: str) -> list[str]:
             path = os.path.join(out_dir, f"{stem}.{ext}")
             fig.savefig(path, dpi=110)
             paths.append(path)
-        plt.close(fig)
     return paths
 
 
