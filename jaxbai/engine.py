@@ -623,19 +623,7 @@ def _run_pending(
     settings: _Settings,
 ) -> tuple[int, int]:
     """The host loop over compiled chunks; returns (lane-steps executed, samples finished)."""
-    (
-        seed,
-        max_samples,
-        lanes_per_device,
-        refill_every,
-        chunk_steps,
-        checkpoint,
-        fingerprint,
-        checkpoint_every,
-        progress,
-        max_chunks,
-        shrink_after,
-    ) = settings
+    lanes_per_device = settings.lanes_per_device
     num_devices = len(devices)
     mesh = Mesh(np.array(devices), ("d",))
     num_arms = int(np.asarray(jobs.instance.means).shape[-1])
@@ -643,36 +631,36 @@ def _run_pending(
     sharding = jax.sharding.NamedSharding(mesh, PartitionSpec("d"))
     table = jax.device_put(table, sharding)
     carry = jax.device_put(
-        _initial_carry(alg, num_arms, seed, table, lanes_per_device, num_devices), sharding
+        _initial_carry(alg, num_arms, settings.seed, table, lanes_per_device, num_devices), sharding
     )
-    bar = _Progress(len(jobs), progress)
+    bar = _Progress(len(jobs), settings.progress)
     already = results["done"].copy()
-    lane_steps, chunks, last_write = 0, 0, time.perf_counter()
-    loop_start = time.perf_counter()
+    lane_steps, chunks = 0, 0
+    loop_start = last_write = time.perf_counter()
     while True:
         carry, iterations = _advance(
             alg,
             num_arms,
-            refill_every,
+            settings.refill_every,
             mesh,
-            jnp.int32(max_samples),
-            jnp.int32(seed),
-            jnp.int32(chunk_steps),
+            jnp.int32(settings.max_samples),
+            jnp.int32(settings.seed),
+            jnp.int32(settings.chunk_steps),
             table,
             carry,
         )
         lane_steps += int(np.sum(jax.device_get(iterations))) * lanes_per_device
         chunks += 1
-        if time.perf_counter() - loop_start >= shrink_after:
+        if time.perf_counter() - loop_start >= settings.shrink_after:
             carry, lanes_per_device = _shrink_pool(carry, table, num_devices, sharding)
         _collect(carry[1], order, results)
         samples = int(results["tau"][results["done"] & ~already].sum())
         finished = bool(results["done"].all())
         bar.update(int(results["done"].sum()), samples, final=finished)
-        if checkpoint and time.perf_counter() - last_write > checkpoint_every:
-            write_checkpoint(checkpoint, fingerprint, results)
+        if settings.checkpoint and time.perf_counter() - last_write > settings.checkpoint_every:
+            write_checkpoint(settings.checkpoint, settings.fingerprint, results)
             last_write = time.perf_counter()
-        if finished or (max_chunks is not None and chunks >= max_chunks):
+        if finished or (settings.max_chunks is not None and chunks >= settings.max_chunks):
             return lane_steps, samples
 
 
