@@ -46,6 +46,8 @@ import optax
 from jax.scipy.special import logsumexp
 from jax.typing import ArrayLike
 
+from jaxbai import _validate
+
 __all__ = [
     "DIVERGENCES",
     "SolverInfo",
@@ -140,12 +142,8 @@ def c_local(epsilon: ArrayLike) -> jax.Array:
 # --------------------------------------------------------------------------------------------
 
 
-def _concrete(x: object) -> bool:
-    return not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(x))
-
-
 def _check_means(means: ArrayLike, bernoulli: bool) -> None:
-    if not _concrete(means):
+    if not _validate.is_concrete(means):
         return
     arr = np.asarray(means, dtype=np.float64)
     if arr.ndim < 1 or arr.shape[-1] < 2:
@@ -160,14 +158,14 @@ def _check_means(means: ArrayLike, bernoulli: bool) -> None:
 
 
 def _check_positive(name: str, value: ArrayLike) -> None:
-    if _concrete(value):
+    if _validate.is_concrete(value):
         arr = np.asarray(value, dtype=np.float64)
         if np.isnan(arr).any() or (arr <= 0).any():
             raise ValueError(f"{name} must be > 0, got {value!r}")
 
 
 def _check_open_unit(name: str, value: ArrayLike) -> None:
-    if _concrete(value):
+    if _validate.is_concrete(value):
         arr = np.asarray(value, dtype=np.float64)
         if np.isnan(arr).any() or (arr <= 0).any() or (arr >= 1).any():
             raise ValueError(f"{name} must lie in (0, 1), got {value!r}")
@@ -555,7 +553,7 @@ def _run(kind, means, epsilon=1.0, sigma=1.0, beta=None, tol=1e-5, max_steps=300
     # Concrete calls are padded to a bucket size so that a handful of programs serve every
     # batch size; traced calls (under the caller's jit/vmap) are not padded.
     size = n
-    if _concrete((means, epsilon, sigma, beta)):
+    if _validate.is_concrete((means, epsilon, sigma, beta)):
         size = max(_MIN_BUCKET, 1 << max(n - 1, 0).bit_length())
     pad = [(0, size - n)]
     m = jnp.pad(m, [*pad, (0, 0)], mode="edge")
