@@ -70,6 +70,8 @@ def simulate(
         >>> res.tau.shape
         (4,)
     """
+    if epsilon is None and getattr(alg, "private_epsilon", True):
+        raise ValueError(f"{alg.name} needs epsilon")
     eps_in = np.asarray(np.inf if epsilon is None else epsilon, np.float64)
     dlt_in = np.asarray(delta, np.float64)
     if eps_in.ndim > 1 or dlt_in.ndim > 1:

@@ -281,3 +281,10 @@ def test_unknown_leader_bonus(factory, leader_bonus):
     """Only the "time" and "eq11" leader bonuses exist."""
     with pytest.raises(ValueError, match=r"^leader_bonus must be one of"):
         factory(leader_bonus=leader_bonus)
+
+
+@pytest.mark.parametrize("name", ["adap_tt", "ctb_tt", "dp_se"])
+def test_simulate_private_algorithm_without_epsilon(name):
+    """A private algorithm never runs silently at ε = ∞ when ε is omitted."""
+    with pytest.raises(ValueError, match="needs epsilon"):
+        jaxbai.simulate(jaxbai.ALGORITHMS[name](), jaxbai.bernoulli([0.9, 0.1]), runs=2)
