@@ -303,6 +303,18 @@ def select_devices(device: str | None) -> list[jax.Device]:
         ) from err
 
 
+def default_lanes(platform: str, jobs_per_device: int) -> int:
+    """Lane pool size: about a quarter of a device's jobs, as a power of two, clipped.
+
+    Enough jobs per lane keep refill busy (few idle lanes while long jobs finish), and on CPU
+    the pool stays small enough for the cache (32–256 lanes; a step is fastest at 128–512);
+    GPUs want wide pools (1024–32768 lanes).
+    """
+    low, high = (32, 256) if platform == "cpu" else (1024, 32768)
+    quarter = max(1, -(-jobs_per_device // 4))
+    return int(min(high, max(low, 1 << (quarter - 1).bit_length())))
+
+
 def describe(alg: Any) -> str:
     """A stable text description of a (dataclass) algorithm configuration."""
     fields = []
@@ -483,8 +495,7 @@ def run_grid(
         jobs: the job list (`grid_jobs`).
         seed: master seed.
         max_samples: per-job sample budget; jobs that reach it are censored.
-        lanes_per_device: lane pool size per device; default 256 on CPU (where 128–512 is
-            fastest: the pool stays in cache) and 32768 on GPU.
+        lanes_per_device: lane pool size per device; default `default_lanes`.
         refill_every: steps between refills (a finished lane idles at most this long).
         chunk_steps: steps per compiled call between host updates.
         device: ``"cpu"``, ``"gpu"`` or None (JAX's default devices).
@@ -513,7 +524,7 @@ def run_grid(
         raise ValueError(f"seed must be an integer, got {seed!r}")
     devices = select_devices(device)
     if lanes_per_device is None:
-        lanes_per_device = 256 if devices[0].platform == "cpu" else 32768
+        lanes_per_device = default_lanes(devices[0].platform, -(-len(jobs) // len(devices)))
     for name, value in (
         ("lanes_per_device", lanes_per_device),
         ("refill_every", refill_every),
