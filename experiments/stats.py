@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from experiments.results import Table
+from experiments.results import RUN_COLUMNS, Table
 
 Z95 = 1.959963984540054
 """Two-sided 95% standard normal quantile."""
@@ -28,15 +28,7 @@ Z95 = 1.959963984540054
 CELL_KEYS = ("algorithm", "privacy", "instance", "means", "K", "epsilon", "delta", "threshold")
 """Columns that identify a cell (all runs of one algorithm at one instance, ε, δ)."""
 
-SUMMARY_COLUMNS: dict[str, type] = {
-    "algorithm": str,
-    "privacy": str,
-    "instance": str,
-    "means": str,
-    "K": int,
-    "epsilon": float,
-    "delta": float,
-    "threshold": str,
+SUMMARY_COLUMNS: dict[str, type] = {k: RUN_COLUMNS[k] for k in CELL_KEYS} | {
     "runs": int,
     "mean": float,
     "std": float,

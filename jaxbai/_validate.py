@@ -98,10 +98,13 @@ def check_positive(name: str, value: object) -> np.ndarray:
     return arr
 
 
-def check_unique_best(means: object) -> int:
-    """Index of the unique best arm; ValueError when the maximum is shared."""
+def check_unique_best(means: object) -> np.ndarray:
+    """Index of the unique best arm of every instance in ``means`` (shape ``(..., K)``).
+
+    Raises:
+        ValueError: some instance's maximum is shared by several arms.
+    """
     arr = np.asarray(means, dtype=np.float64)
-    best = np.flatnonzero(arr == arr.max())
-    if best.size != 1:
-        raise ValueError(f"the instance must have a unique best arm, got means {arr.tolist()}")
-    return int(best[0])
+    if ((arr == arr.max(axis=-1, keepdims=True)).sum(axis=-1) != 1).any():
+        raise ValueError("every instance must have a unique best arm")
+    return np.argmax(arr, axis=-1)

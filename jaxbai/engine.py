@@ -464,9 +464,7 @@ def check_grid(alg: Any, jobs: Jobs, max_samples: int) -> np.ndarray:
         raise ValueError(f"{alg.name} needs rewards in [0, 1]; got {type(jobs.instance).__name__}")
     means = np.asarray(jobs.instance.means, np.float64)
     _validate.check_num_arms(means.shape[-1])
-    best = np.argmax(means, axis=-1)
-    if ((means == means.max(axis=-1, keepdims=True)).sum(axis=-1) != 1).any():
-        raise ValueError("every instance of the grid must have a unique best arm")
+    best = _validate.check_unique_best(means)
     alg.params(epsilon=jobs.epsilon, delta=jobs.delta)  # validates ε and δ
     return best
 

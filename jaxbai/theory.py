@@ -152,9 +152,7 @@ def _check_means(means: ArrayLike, bernoulli: bool) -> None:
         raise ValueError("means must be finite")
     if bernoulli and ((arr < 0).any() or (arr > 1).any()):
         raise ValueError("Bernoulli means must lie in [0, 1]")
-    top = arr.max(axis=-1, keepdims=True)
-    if ((arr == top).sum(axis=-1) != 1).any():
-        raise ValueError("every instance must have a unique best arm")
+    _validate.check_unique_best(arr)
 
 
 def _check_positive(name: str, value: ArrayLike) -> None:
