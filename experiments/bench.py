@@ -23,6 +23,16 @@ import sys
 import time
 from typing import Any
 
+__all__ = [
+    "engine_rate",
+    "main",
+    "numba_rate",
+    "python_rate",
+    "table",
+    "w1",
+    "w2",
+]
+
 
 def _configure_devices(device: str) -> None:
     """Expose every CPU core as a JAX device (before JAX is imported)."""
@@ -52,11 +62,11 @@ def engine_rate(alg: Any, jobs: Any, device: str) -> dict[str, float]:
 
 
 def python_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[str, float]:
-    """Samples/s of the plain-Python transcription (tests/reference.py) on Bernoulli tables."""
+    """Samples/s of the plain-Python transcription (`experiments.reference`) on Bernoulli
+    tables."""
     import numpy as np
 
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
-    from tests import reference
+    from experiments import reference
 
     rng = np.random.default_rng(0)
     samples, wall = 0, 0.0

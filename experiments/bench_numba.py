@@ -12,6 +12,13 @@ import math
 import numba
 import numpy as np
 
+__all__ = [
+    "BONUS",
+    "SIGMA2",
+    "threads",
+    "ttucb_runs",
+]
+
 SIGMA2 = 0.25
 BONUS = 2 * SIGMA2 * 1.2 * (1 + 1.2)
 

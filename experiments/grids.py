@@ -4,29 +4,93 @@ A preset fixes instances, algorithms, the ε grid of each trust model, δ, runs 
 budget. Every algorithm runs on the ε grid of its trust model (local or global DP); non-private
 algorithms (TTUCB) run once per (instance, δ) at ε = ∞ and are drawn as a horizontal reference.
 
+Trust models and display names come from the algorithm registry, `jaxbai.ALGORITHMS`, read
+when needed (`ALGORITHM_PRIVACY` and `DISPLAY_NAMES` are views of it), so an algorithm
+registered with ``jaxbai.register`` runs on the ε grid of its trust model. Importing this module
+does not import JAX.
+
 Example:
     >>> cfg = config_from_preset("fig2")
     >>> cfg.epsilons_for("adap_tt")[:3]
     (0.001, 0.005, 0.01)
     >>> cfg.epsilons_for("ttucb")
     (inf,)
+    >>> import dataclasses, jaxbai
+    >>> def adap_tt_b3(**options):
+    ...     return dataclasses.replace(jaxbai.adap_tt(beta=0.3, **options), name="adap_tt_b3")
+    >>> _ = jaxbai.register("adap_tt_b3", adap_tt_b3, "AdaP-TT (β = 0.3)")
+    >>> ALGORITHM_PRIVACY["adap_tt_b3"], DISPLAY_NAMES["adap_tt_b3"]
+    ('global', 'AdaP-TT (β = 0.3)')
+    >>> cfg.epsilons_for("adap_tt_b3") == cfg.global_epsilons
+    True
+    >>> jaxbai.unregister("adap_tt_b3")
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
-ALGORITHM_PRIVACY: dict[str, str] = {
-    "ttucb": "none",
-    "ctb_tt": "local",
-    "gauss_ldp_tt": "local",
-    "adap_tt": "global",
-    "adap_tt_star": "global",
-    "dp_se": "global",
-}
-"""Trust model of each algorithm of ``jaxbai.ALGORITHMS`` (mirrors ``alg.privacy``)."""
+__all__ = [
+    "ALGORITHM_PRIVACY",
+    "DISPLAY_NAMES",
+    "GLOBAL_ALGORITHMS",
+    "GLOBAL_EPSILONS",
+    "INSTANCE_NAMES",
+    "LOCAL_ALGORITHMS",
+    "LOCAL_EPSILONS",
+    "MAX_COUNT",
+    "PRESETS",
+    "Preset",
+    "RegistryView",
+    "SweepConfig",
+    "config_from_preset",
+    "validate",
+]
+
+
+class RegistryView(Mapping[str, str]):
+    """A read-only name → attribute view of `jaxbai.ALGORITHMS`, read at every access.
+
+    An algorithm registered after this module was imported (``jaxbai.register``) is seen; the
+    registry is imported on first use only, so importing this module does not import JAX.
+
+    Attributes:
+        attribute: the `jaxbai.AlgorithmEntry` field this view reads.
+    """
+
+    def __init__(self, attribute: str) -> None:
+        self.attribute = attribute
+
+    @staticmethod
+    def _registry():
+        from jaxbai import ALGORITHMS
+
+        return ALGORITHMS
+
+    def __getitem__(self, name: str) -> str:
+        registry = self._registry()
+        if name not in registry:
+            raise KeyError(f"unknown algorithm {name!r}; registered: {list(registry)}")
+        return getattr(registry[name], self.attribute)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._registry()))
+
+    def __len__(self) -> int:
+        return len(self._registry())
+
+    def __repr__(self) -> str:
+        return f"RegistryView({self.attribute!r}: {dict(self)!r})"
+
+
+ALGORITHM_PRIVACY: Mapping[str, str] = RegistryView("privacy")
+"""Trust model of each registered algorithm (``jaxbai.ALGORITHMS[name].privacy``)."""
+
+DISPLAY_NAMES: Mapping[str, str] = RegistryView("display_name")
+"""Name of each registered algorithm in figures and reports
+(``jaxbai.ALGORITHMS[name].display_name``)."""
 
 INSTANCE_NAMES: tuple[str, ...] = ("mu1", "mu2", "mu3", "mu4", "mu5", "mu6")
 """The six Bernoulli instances of Appendix I (``jaxbai.PAPER_INSTANCES``)."""
@@ -71,7 +135,11 @@ LOCAL_EPSILONS: tuple[float, ...] = (
 """ε grid of the local-DP experiments (Appendix I)."""
 
 LOCAL_ALGORITHMS = ("ctb_tt", "ttucb")
+"""Algorithms of the paper's local-DP figures (1 and 3)."""
+
 GLOBAL_ALGORITHMS = ("adap_tt", "adap_tt_star", "dp_se", "ttucb")
+"""Algorithms of the paper's global-DP figures (2, 4 and 5)."""
+
 MAX_COUNT = 2**31 - 1  # the engine counts samples in int32
 
 
@@ -108,7 +176,11 @@ class SweepConfig:
     out: str = ""
 
     def epsilons_for(self, algorithm: str) -> tuple[float, ...]:
-        """The ε grid of ``algorithm`` (``(inf,)`` for non-private algorithms)."""
+        """The ε grid of ``algorithm``'s trust model in the registry (``(inf,)`` if none).
+
+        Raises:
+            KeyError: ``algorithm`` is not registered.
+        """
         privacy = ALGORITHM_PRIVACY[algorithm]
         if privacy == "none":
             return (math.inf,)
@@ -200,7 +272,8 @@ def _check_all(name: str, values: Sequence, ok, what: str) -> None:
 
 
 def validate(config: SweepConfig) -> None:
-    """Check a configuration before any work (no JAX needed).
+    """Check a configuration before any work (nothing compiles; algorithm names are checked
+    against the registry, `jaxbai.ALGORITHMS`, as it is now).
 
     Raises:
         ValueError: with a one-line message naming the offending option.
@@ -208,17 +281,21 @@ def validate(config: SweepConfig) -> None:
     _check_all(
         "--instances", config.instances, lambda v: v in INSTANCE_NAMES, f"in {INSTANCE_NAMES}"
     )
-    _check_all(
-        "--algorithms",
-        config.algorithms,
-        lambda v: v in ALGORITHM_PRIVACY,
-        f"in {tuple(ALGORITHM_PRIVACY)}",
-    )
+    registered = tuple(ALGORITHM_PRIVACY)
+    _check_all("--algorithms", config.algorithms, lambda v: v in registered, f"in {registered}")
     for values in (config.local_epsilons, config.global_epsilons):
         _check_all("--epsilons", values, lambda v: v > 0, "> 0")
     _check_all("--deltas", config.deltas, lambda v: 0 < v < 1, "in (0, 1)")
     if config.threshold not in ("heuristic", "theory"):
         raise ValueError(f"--threshold must be 'heuristic' or 'theory', got {config.threshold!r}")
+    from jaxbai import ALGORITHMS
+
+    for name in config.algorithms:
+        families = ALGORITHMS[name].thresholds
+        if families and config.threshold not in families:
+            raise ValueError(
+                f"--threshold of {name} must be in {families}, got {config.threshold!r}"
+            )
     if not 1 <= config.runs:
         raise ValueError(f"--runs must be a positive integer, got {config.runs}")
     if not 1 <= config.max_samples <= MAX_COUNT:
@@ -227,14 +304,3 @@ def validate(config: SweepConfig) -> None:
         raise ValueError(f"--device must be 'cpu' or 'gpu', got {config.device!r}")
     if len(set(config.algorithms)) != len(config.algorithms):
         raise ValueError(f"--algorithms lists an algorithm twice: {list(config.algorithms)}")
-
-
-DISPLAY_NAMES: dict[str, str] = {
-    "ttucb": "TTUCB",
-    "ctb_tt": "CTB-TT",
-    "gauss_ldp_tt": "Gauss-LDP-TT",
-    "adap_tt": "AdaP-TT",
-    "adap_tt_star": "AdaP-TT*",
-    "dp_se": "DP-SE",
-}
-"""Names used in figures and reports."""

@@ -19,6 +19,14 @@ import numpy as np
 
 from experiments.results import parse_means
 
+__all__ = [
+    "LOCAL_EPSILON_CAP",
+    "cell_lower_bounds",
+    "characteristic_time",
+    "lower_bound",
+    "regime_switch",
+]
+
 LOCAL_EPSILON_CAP = 30.0
 """T*_ℓ is evaluated at min(ε, 30): c(30) ≈ 5·10²⁶ already makes min{KL, c(ε)·TV²} = KL to
 float32 precision, while c(ε) overflows float32 above ε ≈ 44 (T*_ℓ is constant beyond the cap)."""

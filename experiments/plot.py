@@ -8,7 +8,10 @@ band. Cells with censored runs are drawn as hollow markers without error bars an
 with the censored count: their mean is only a lower bound.
 
 Figures (per δ): ``local`` (Figures 1, 3), ``global`` (log-log, Figures 2, 4) and, when both
-AdaP-TT and AdaP-TT* ran, ``global_linear`` (linear y axis, Figure 5).
+AdaP-TT and AdaP-TT* ran, ``global_linear`` (linear y axis, Figure 5). Trust models, legend
+names and the order of the curves come from the registry (`jaxbai.ALGORITHMS`); an algorithm
+of the CSV that is not registered in this process keeps the trust model of its ``privacy``
+column, its registry name as label, and comes after the registered ones.
 """
 
 from __future__ import annotations
@@ -29,6 +32,17 @@ from experiments import overlay, results, stats
 from experiments.grids import ALGORITHM_PRIVACY, DISPLAY_NAMES
 from experiments.results import Table
 
+__all__ = [
+    "STYLE",
+    "FigureSpec",
+    "draw_algorithm",
+    "draw_all",
+    "draw_figure",
+    "draw_theory",
+    "figure_specs",
+    "main",
+]
+
 STYLE = {
     "ttucb": ("black", "s"),
     "ctb_tt": ("tab:blue", "o"),
@@ -37,6 +51,7 @@ STYLE = {
     "adap_tt_star": ("tab:green", "D"),
     "dp_se": ("tab:red", "^"),
 }
+"""(colour, marker) of each algorithm's curve; others are grey circles."""
 
 
 class FigureSpec(NamedTuple):
@@ -49,18 +64,23 @@ class FigureSpec(NamedTuple):
     delta: float
 
 
+def _privacy(summary: Table) -> dict[str, str]:
+    """Trust model of every algorithm of ``summary``: registered ones first, in registry order,
+    then the others in order of appearance with their ``privacy`` column."""
+    present = dict(zip(summary["algorithm"].tolist(), summary["privacy"].tolist(), strict=True))
+    registered = {a: p for a, p in ALGORITHM_PRIVACY.items() if a in present}
+    return registered | {a: p for a, p in present.items() if a not in registered}
+
+
 def figure_specs(summary: Table) -> list[FigureSpec]:
     """The figures a summary supports, in a fixed order."""
-    present = set(summary["algorithm"].tolist())
+    privacy_of = _privacy(summary)
+    present = set(privacy_of)
     specs = []
     for delta in sorted(set(summary["delta"].tolist())):
         for privacy in ("local", "global"):
-            algs = tuple(
-                a
-                for a in ALGORITHM_PRIVACY
-                if a in present and ALGORITHM_PRIVACY[a] in (privacy, "none")
-            )
-            if any(ALGORITHM_PRIVACY[a] == privacy for a in algs):
+            algs = tuple(a for a, p in privacy_of.items() if p in (privacy, "none"))
+            if any(privacy_of[a] == privacy for a in algs):
                 specs.append(FigureSpec(privacy, privacy, algs, "log", delta))
         if {"adap_tt", "adap_tt_star"} <= present:
             algs = tuple(a for a in ("adap_tt", "adap_tt_star", "ttucb") if a in present)
@@ -89,7 +109,7 @@ def draw_algorithm(ax, summary: Table, algorithm: str, instance: str, delta: flo
         return
     eps, mean, std = (summary[c][idx].astype(float) for c in ("epsilon", "mean", "std"))
     cens = summary["censored"][idx]
-    if ALGORITHM_PRIVACY.get(algorithm) == "none":
+    if ALGORITHM_PRIVACY.get(algorithm, summary["privacy"][idx[0]]) == "none":
         ax.axhline(mean[0], color=color, lw=1.2, label=f"{label} (non-private)")
         ax.axhspan(mean[0] - std[0], mean[0] + std[0], color=color, alpha=0.08)
         return

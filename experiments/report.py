@@ -1,420 +1,56 @@
-"""Claims report: every claim of Section 5 against the measured stopping times.
+"""Claims report: every claim of Section 5 against the measured stopping times, as Markdown.
 
 ``python -m experiments.report RESULTS.csv [--out report.md]`` prints the report and writes it
-as Markdown. Each claim gets the measured evidence and a verdict:
-
-* **holds**: every tested cell supports the claim at 95% confidence (or, for error rates and
-  lower bounds, the point estimate is on the claimed side and nothing contradicts it);
-* **fails**: at least one cell contradicts it at 95% confidence;
-* **inconclusive**: otherwise (too few cells, intervals straddling the boundary, censoring).
-
-Regimes are placed with `jaxbai.theory.regime_switch` ε_s of each instance and trust model:
-*low privacy* is ε ≥ 10·ε_s, *high privacy* is ε < ε_s, and slopes in the high-privacy regime are
-fitted on ε ≤ ε_s/2 where the ε-dependent term of the bound dominates. Cells with censored runs
-never count as evidence for or against a comparison (their mean is only a lower bound).
-Nothing here tunes an algorithm: the verdict is what the data say.
+as Markdown. The claims, their evidence and verdicts (holds / fails / inconclusive, with 95%
+intervals) are `experiments.claims`; this module renders them and holds the command line.
+The names of `experiments.claims` that a report needs (`Claim`, `Context`, `evaluate`, …) are
+re-exported here.
 
 Example:
-    >>> combine(["holds", "inconclusive"])
-    'inconclusive'
+    >>> claim = Claim("A1", "Every cell: error ≤ δ", "mu1: error rate 0 (ε=1; 1 holds)", HOLDS)
+    >>> print(claims_table([claim]))
+    | # | claim | measured evidence | verdict |
+    | --- | --- | --- | --- |
+    | A1 | Every cell: error ≤ δ | mu1: error rate 0 (ε=1; 1 holds) | **holds** |
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
-import math
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from collections.abc import Sequence
+
+from experiments import results
+from experiments.claims import (
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    Cell,
+    Claim,
+    Context,
+    combine,
+    context_from_runs,
+    evaluate,
+)
+
+__all__ = [
+    "FAILS",
+    "HOLDS",
+    "INCONCLUSIVE",
+    "Cell",
+    "Claim",
+    "Context",
+    "claims_table",
+    "combine",
+    "context_from_runs",
+    "evaluate",
+    "main",
+    "render",
+    "report_from_csv",
+]
 
-import numpy as np
 
-from experiments import overlay, results, stats
-from experiments.results import Table
-from experiments.stats import Interval
-
-HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
-LOW_PRIVACY_FACTOR = 10.0  # low privacy: ε ≥ 10 ε_s
-SLOPE_FACTOR = 0.5  # slopes fitted on ε ≤ ε_s / 2
-SLOPE_TOLERANCE = 0.25  # |slope − target| allowed for "τ ∝ ε^target"
-SLOPE_MAX_HALF_WIDTH = 0.5  # a wider slope interval is inconclusive
-APPROX_TOLERANCE = 1.1  # "≈": ratio within [1/1.1, 1.1]
-GLOBAL_PRIVATE = ("adap_tt", "adap_tt_star")
-MAX_EVIDENCE_GROUPS = 6  # more groups: one summary line plus the first failing cells
-
-
-class Claim(NamedTuple):
-    """One row of the claims table."""
-
-    key: str
-    statement: str
-    evidence: str
-    verdict: str
-    details: tuple[str, ...] = ()
-
-
-class Cell(NamedTuple):
-    """One tested cell of a claim: where, the measured quantity and the cell's verdict."""
-
-    instance: str
-    epsilon: float
-    value: Interval
-    verdict: str
-
-
-def combine(verdicts: Sequence[str]) -> str:
-    """fails if any fails; holds if there is at least one and all hold; else inconclusive."""
-    if FAILS in verdicts:
-        return FAILS
-    if verdicts and all(v == HOLDS for v in verdicts):
-        return HOLDS
-    return INCONCLUSIVE
-
-
-def at_most(value: Interval, bound: float) -> str:
-    """Verdict of "value ≤ bound" from its 95% interval."""
-    if value.hi <= bound:
-        return HOLDS
-    return FAILS if value.lo > bound else INCONCLUSIVE
-
-
-def approx_one(value: Interval, tolerance: float = APPROX_TOLERANCE) -> str:
-    """Verdict of "value ≈ 1", i.e. inside [1/tolerance, tolerance]."""
-    if 1 / tolerance <= value.lo and value.hi <= tolerance:
-        return HOLDS
-    return FAILS if value.lo > tolerance or value.hi < 1 / tolerance else INCONCLUSIVE
-
-
-def slope_verdict(slope: Interval | None, target: float) -> str:
-    """Verdict of "fitted slope = target" within `SLOPE_TOLERANCE`."""
-    if slope is None:
-        return INCONCLUSIVE
-    lo, hi = target - SLOPE_TOLERANCE, target + SLOPE_TOLERANCE
-    if slope.hi < lo or slope.lo > hi:
-        return FAILS
-    narrow = (slope.hi - slope.lo) / 2 <= SLOPE_MAX_HALF_WIDTH
-    return HOLDS if lo <= slope.value <= hi and narrow else INCONCLUSIVE
-
-
-# ----------------------------------------------------------------------------- cell access
-class Context(NamedTuple):
-    """A summary table with its theory: regime switch per (instance, trust model) and the
-    lower bound of every summary row."""
-
-    summary: Table
-    switch: dict[tuple[str, str], float]
-    lower_bound: np.ndarray
-
-
-def rows(ctx: Context, algorithm: str, instance: str | None = None, delta=None) -> np.ndarray:
-    """Indices of the summary rows of ``algorithm`` (optionally one instance, δ), by ε."""
-    s = ctx.summary
-    mask = s["algorithm"] == algorithm
-    if instance is not None:
-        mask &= s["instance"] == instance
-    if delta is not None:
-        mask &= s["delta"] == delta
-    idx = np.flatnonzero(mask)
-    return idx[np.argsort(s["epsilon"][idx], kind="stable")]
-
-
-def panels(ctx: Context) -> list[tuple[str, float]]:
-    """(instance, δ) pairs of the summary, in order of appearance."""
-    pairs = zip(ctx.summary["instance"].tolist(), ctx.summary["delta"].tolist(), strict=True)
-    return list(dict.fromkeys(pairs))
-
-
-def mean_interval(ctx: Context, i: int) -> Interval:
-    """Mean τ of summary row ``i`` with a 95% normal interval."""
-    m, se = ctx.summary["mean"][i], ctx.summary["se"][i]
-    return Interval(m, m - stats.Z95 * se, m + stats.Z95 * se)
-
-
-def censored(ctx: Context, *indices: int) -> bool:
-    """Does any of the rows have censored runs?"""
-    return any(ctx.summary["censored"][i] > 0 for i in indices)
-
-
-def ratio_cells(
-    ctx: Context,
-    numerator: str,
-    denominator: str,
-    in_regime: Callable[[str, float], bool],
-    verdict: Callable[[Interval], str],
-) -> list[Cell]:
-    """Cells comparing mean τ of two algorithms at equal (instance, ε, δ) within a regime.
-
-    A non-private denominator (ε = ∞) is matched at every ε of the numerator.
-    """
-    s = ctx.summary
-    cells = []
-    for instance, delta in panels(ctx):
-        den = {float(s["epsilon"][i]): i for i in rows(ctx, denominator, instance, delta)}
-        for i in rows(ctx, numerator, instance, delta):
-            eps = float(s["epsilon"][i])
-            j = den.get(eps, den.get(math.inf))
-            if j is None or not in_regime(instance, eps):
-                continue
-            r = stats.ratio_interval(s["mean"][i], s["se"][i], s["mean"][j], s["se"][j])
-            cells.append(
-                Cell(instance, eps, r, INCONCLUSIVE if censored(ctx, i, j) else verdict(r))
-            )
-    return cells
-
-
-def slope_cells(
-    ctx: Context, algorithm: str, in_regime: Callable[[str, float], bool], target: float
-) -> list[Cell]:
-    """One log-log slope fit per (instance, δ) on the uncensored cells of a regime."""
-    s = ctx.summary
-    cells = []
-    for instance, delta in panels(ctx):
-        idx = [
-            i
-            for i in rows(ctx, algorithm, instance, delta)
-            if in_regime(instance, float(s["epsilon"][i])) and not censored(ctx, i)
-        ]
-        if not idx:
-            continue
-        slope = stats.loglog_slope(s["epsilon"][idx], s["mean"][idx], s["se"][idx])
-        value = slope if slope is not None else Interval(math.nan, math.nan, math.nan)
-        cells.append(
-            Cell(instance, float(s["epsilon"][idx[0]]), value, slope_verdict(slope, target))
-        )
-    return cells
-
-
-# ----------------------------------------------------------------------------- evidence text
-def _eps(e: float) -> str:
-    return "∞" if math.isinf(e) else f"{e:g}"
-
-
-def _tally(cells: Sequence[Cell]) -> str:
-    counts = {v: sum(c.verdict == v for c in cells) for v in (HOLDS, FAILS, INCONCLUSIVE)}
-    return ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-
-
-def _span(cells: Sequence[Cell]) -> str:
-    values = [c.value.value for c in cells if math.isfinite(c.value.value)]
-    low, high = (f"{min(values):.3g}", f"{max(values):.3g}") if values else ("n/a", "n/a")
-    return low if low == high else f"{low}–{high}"
-
-
-def describe(cells: Sequence[Cell], what: str) -> tuple[str, tuple[str, ...]]:
-    """(evidence line, one detail line per cell).
-
-    The evidence has one part per group (instance) or, with more than `MAX_EVIDENCE_GROUPS`
-    groups, one summary with the first failing cells.
-    """
-    if not cells:
-        return "no cells of this sweep fall in the claim's regime", ()
-    details = tuple(f"{c.instance} ε={_eps(c.epsilon)}: {what} {c.value}" for c in cells)
-    groups = list(dict.fromkeys(c.instance for c in cells))
-    if len(groups) > MAX_EVIDENCE_GROUPS:
-        text = f"{len(cells)} cells ({_tally(cells)}); {what} {_span(cells)}"
-        bad = [d for c, d in zip(cells, details, strict=True) if c.verdict == FAILS]
-        if bad:
-            more = f" (+{len(bad) - 4} more)" if len(bad) > 4 else ""
-            text += "; failing: " + "; ".join(bad[:4]) + more
-    else:
-        parts = []
-        for group in groups:
-            mine = [c for c in cells if c.instance == group]
-            eps = sorted({c.epsilon for c in mine})
-            where = f"ε={_eps(eps[0])}" if len(eps) == 1 else f"ε∈[{_eps(eps[0])}, {_eps(eps[-1])}]"
-            parts.append(f"{group}: {what} {_span(mine)} ({where}; {_tally(mine)})")
-        text = "; ".join(parts)
-    verdicts = tuple(f"{d} → {c.verdict}" for c, d in zip(cells, details, strict=True))
-    return text, verdicts
-
-
-def claim_from_cells(key: str, statement: str, cells: Sequence[Cell], what: str) -> Claim:
-    """A claim whose verdict combines its cells'."""
-    evidence, details = describe(cells, what)
-    return Claim(key, statement, evidence, combine([c.verdict for c in cells]), details)
-
-
-# ----------------------------------------------------------------------------- the claims
-def _regimes(ctx: Context, privacy: str):
-    def low(instance: str, eps: float) -> bool:
-        return eps >= LOW_PRIVACY_FACTOR * ctx.switch[(instance, privacy)] and math.isfinite(eps)
-
-    def high(instance: str, eps: float) -> bool:
-        return eps < ctx.switch[(instance, privacy)]
-
-    def deep(instance: str, eps: float) -> bool:
-        return eps <= SLOPE_FACTOR * ctx.switch[(instance, privacy)]
-
-    return low, high, deep
-
-
-def local_claims(ctx: Context) -> list[Claim]:
-    """Section 5.1 (Figures 1 and 3)."""
-    low, _, deep = _regimes(ctx, "local")
-    return [
-        claim_from_cells(
-            "L1",
-            "Local, low privacy (ε ≥ 10 ε_s): CTB-TT ≈ TTUCB (ratio within ±10%)",
-            ratio_cells(ctx, "ctb_tt", "ttucb", low, approx_one),
-            "τ ratio",
-        ),
-        claim_from_cells(
-            "L2",
-            "Local, high privacy (ε ≤ ε_s/2): CTB-TT τ ∝ ε⁻² (log-log slope −2 ± 0.25)",
-            slope_cells(ctx, "ctb_tt", deep, -2.0),
-            "slope",
-        ),
-    ]
-
-
-def global_claims(ctx: Context) -> list[Claim]:
-    """Section 5.2 (Figures 2, 4 and 5)."""
-    low, high, deep = _regimes(ctx, "global")
-
-    def both(make: Callable[[str], list[Cell]]) -> list[Cell]:
-        return [c._replace(instance=f"{a}/{c.instance}") for a in GLOBAL_PRIVATE for c in make(a)]
-
-    return [
-        claim_from_cells(
-            "G1",
-            "Global, low privacy (ε ≥ 10 ε_s): AdaP-TT and AdaP-TT* ≤ 4 × TTUCB",
-            both(lambda a: ratio_cells(ctx, a, "ttucb", low, lambda r: at_most(r, 4.0))),
-            "τ / τ_TTUCB",
-        ),
-        claim_from_cells(
-            "G2",
-            "Global, low privacy (ε ≥ 10 ε_s): AdaP-TT* ≈ AdaP-TT (ratio within ±10%)",
-            ratio_cells(ctx, "adap_tt_star", "adap_tt", low, approx_one),
-            "τ* / τ",
-        ),
-        claim_from_cells(
-            "G3",
-            "Global, low privacy (ε ≥ 10 ε_s): τ does not depend on ε (slope 0 ± 0.25)",
-            both(lambda a: slope_cells(ctx, a, low, 0.0)),
-            "slope",
-        ),
-        claim_from_cells(
-            "G4",
-            "Global, high privacy (ε ≤ ε_s/2): τ ∝ ε⁻¹ (log-log slope −1 ± 0.25)",
-            both(lambda a: slope_cells(ctx, a, deep, -1.0)),
-            "slope",
-        ),
-        claim_from_cells(
-            "G5",
-            "Global, high privacy (ε < ε_s): AdaP-TT* ≤ AdaP-TT",
-            ratio_cells(ctx, "adap_tt_star", "adap_tt", high, lambda r: at_most(r, 1.0)),
-            "τ* / τ",
-        ),
-        claim_from_cells(
-            "G6",
-            "Global, every ε: AdaP-TT and AdaP-TT* ≤ DP-SE",
-            both(
-                lambda a: ratio_cells(ctx, a, "dp_se", lambda i, e: True, lambda r: at_most(r, 1.0))
-            ),
-            "τ / τ_DP-SE",
-        ),
-    ]
-
-
-def error_cells(ctx: Context) -> list[Cell]:
-    """Every cell: error rate (Wilson 95%) against its δ."""
-    s = ctx.summary
-    cells = []
-    for i in range(len(s["mean"])):
-        rate = Interval(s["error_rate"][i], s["error_lo"][i], s["error_hi"][i])
-        delta = s["delta"][i]
-        if s["stopped"][i] == 0:
-            verdict = INCONCLUSIVE
-        elif rate.lo > delta:
-            verdict = FAILS
-        else:
-            verdict = HOLDS if rate.value <= delta else INCONCLUSIVE
-        cells.append(
-            Cell(f"{s['algorithm'][i]}/{s['instance'][i]}", s["epsilon"][i], rate, verdict)
-        )
-    return cells
-
-
-def bound_cells(ctx: Context) -> list[Cell]:
-    """Every cell: mean τ / lower bound (censored means are lower bounds, so ≥ 1 still holds)."""
-    s = ctx.summary
-    cells = []
-    for i in range(len(s["mean"])):
-        lb = ctx.lower_bound[i]
-        m = mean_interval(ctx, i)
-        ratio = Interval(m.value / lb, m.lo / lb, m.hi / lb)
-        if ratio.value >= 1:
-            verdict = HOLDS
-        else:
-            verdict = FAILS if ratio.hi < 1 and not censored(ctx, i) else INCONCLUSIVE
-        cells.append(
-            Cell(f"{s['algorithm'][i]}/{s['instance'][i]}", s["epsilon"][i], ratio, verdict)
-        )
-    return cells
-
-
-def monotone_cells(ctx: Context) -> list[Cell]:
-    """Consecutive ε of each private algorithm: fails where τ increases significantly with ε.
-
-    The ratio is τ(larger ε) / τ(smaller ε). Censoring at the larger ε only hides part of an
-    increase; censoring at the smaller ε could fake one, so such a pair cannot fail.
-    """
-    s = ctx.summary
-    cells = []
-    for algorithm in dict.fromkeys(s["algorithm"].tolist()):
-        for instance, delta in panels(ctx):
-            idx = rows(ctx, algorithm, instance, delta)
-            for i, j in itertools.pairwise(idx):
-                r = stats.ratio_interval(s["mean"][j], s["se"][j], s["mean"][i], s["se"][i])
-                verdict = FAILS if r.lo > 1.0 and not censored(ctx, i) else HOLDS
-                label = f"{algorithm}/{instance} ε={_eps(s['epsilon'][i])}→"
-                cells.append(Cell(label, s["epsilon"][j], r, verdict))
-    return cells
-
-
-def common_claims(ctx: Context) -> list[Claim]:
-    """Claims about every cell: δ-correctness, lower bounds, monotonicity."""
-    return [
-        claim_from_cells(
-            "A1",
-            "Every cell: empirical error ≤ δ (δ-correctness; 95% Wilson interval)",
-            error_cells(ctx),
-            "error rate",
-        ),
-        claim_from_cells(
-            "A2",
-            "Every cell: mean τ ≥ T*·log(1/(2.4δ)) (Lemma 5, Theorems 10 and 17)",
-            bound_cells(ctx),
-            "mean τ / bound",
-        ),
-        claim_from_cells(
-            "A3",
-            "Every private algorithm: mean τ never increases significantly with ε (Figures 1–5)",
-            monotone_cells(ctx),
-            "τ(next ε) / τ",
-        ),
-    ]
-
-
-def evaluate(ctx: Context) -> list[Claim]:
-    """All claims, in report order."""
-    return local_claims(ctx) + global_claims(ctx) + common_claims(ctx)
-
-
-def context_from_runs(table: Table) -> Context:
-    """Summarise a run table and compute its theory (regime switches, lower bounds)."""
-    summary = stats.summarize(table)
-    switch = {
-        (inst, privacy): overlay.regime_switch(results.parse_means(means), privacy)
-        for inst, means in dict(zip(summary["instance"], summary["means"], strict=True)).items()
-        for privacy in ("local", "global")
-    }
-    return Context(summary, switch, overlay.cell_lower_bounds(summary))
-
-
-# ----------------------------------------------------------------------------- rendering
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("*", "\\*")
 

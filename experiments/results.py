@@ -23,6 +23,23 @@ from typing import Any
 
 import numpy as np
 
+__all__ = [
+    "RUN_COLUMNS",
+    "Table",
+    "concat",
+    "format_means",
+    "git_commit",
+    "jax_environment",
+    "num_rows",
+    "package_versions",
+    "parse_means",
+    "read_csv",
+    "select",
+    "unique",
+    "write_csv",
+    "write_json",
+]
+
 Table = dict[str, np.ndarray]
 """Columns of equal length, by name."""
 

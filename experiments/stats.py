@@ -22,6 +22,18 @@ import numpy as np
 
 from experiments.results import RUN_COLUMNS, Table
 
+__all__ = [
+    "CELL_KEYS",
+    "SUMMARY_COLUMNS",
+    "Z95",
+    "Interval",
+    "loglog_slope",
+    "ratio_interval",
+    "summarize",
+    "summarize_runs",
+    "wilson_interval",
+]
+
 Z95 = 1.959963984540054
 """Two-sided 95% standard normal quantile."""
 

@@ -13,6 +13,14 @@ option overrides the preset. Output directory (``--out``, default ``results/<pre
     figures/        PNG and PDF (`experiments.plot`)
     report.md       claims of Section 5 (`experiments.report`)
     checkpoints/    one engine checkpoint per algorithm (``--resume`` continues from them)
+
+Python API (notebooks): ``main(argv)`` takes the command line as a list and returns the exit
+code. ``--algorithms`` names are keys of the registry `jaxbai.ALGORITHMS`, read when `main` is
+called, so an algorithm registered with ``jaxbai.register`` beforehand runs like the paper's
+(on the ε grid of its trust model, with ``--threshold`` if it has threshold families)::
+
+    jaxbai.register("my_alg", my_factory, "My algorithm")
+    sweep.main(["--algorithms", "my_alg", "ttucb", "--runs", "100", "--out", "results/mine"])
 """
 
 from __future__ import annotations
@@ -23,10 +31,31 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from experiments import grids, results
+
+if TYPE_CHECKING:  # at run time jaxbai is imported inside functions, when first needed
+    from jaxbai.base import Algorithm
+    from jaxbai.engine import GridResult
+
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
+    "build_parser",
+    "config_from_args",
+    "configure_host_devices",
+    "engine_stats",
+    "main",
+    "make_algorithm",
+    "run_algorithm",
+    "run_table",
+    "sweep",
+    "unfinished",
+    "write_outputs",
+]
 
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 3
 
@@ -112,25 +141,34 @@ def configure_host_devices(config: grids.SweepConfig) -> None:
     os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={cores}"
 
 
-def make_algorithm(name: str, threshold: str):
-    """The algorithm ``name`` with the stopping-threshold family (DP-SE has none)."""
+def make_algorithm(name: str, threshold: str) -> Algorithm:
+    """The registered algorithm ``name``, with the stopping-threshold family ``threshold`` if its
+    entry has threshold families (DP-SE has none).
+
+    Raises:
+        ValueError: ``name`` is not registered.
+    """
     import jaxbai
 
-    factory = jaxbai.ALGORITHMS[name]
-    return factory() if name == "dp_se" else factory(threshold=threshold)
+    entry = jaxbai.ALGORITHMS.get_entry(name)
+    return entry(threshold=threshold) if entry.thresholds else entry()
 
 
-def run_table(name: str, config: grids.SweepConfig, res) -> results.Table:
-    """The per-run rows of one algorithm's grid result (job order: instance, ε, δ, run)."""
+def run_table(name: str, config: grids.SweepConfig, res: GridResult) -> results.Table:
+    """The per-run rows of one algorithm's grid result (job order: instance, ε, δ, run).
+
+    The ``threshold`` column is ``"n/a"`` for an algorithm without threshold families.
+    """
     import jaxbai
 
+    entry = jaxbai.ALGORITHMS.get_entry(name)
     jobs = res.jobs
     per_instance = len(jobs) // len(config.instances)
     means = [jaxbai.PAPER_INSTANCES[i] for i in config.instances]
     n = len(jobs)
     return {
         "algorithm": np.full(n, name, dtype=object),
-        "privacy": np.full(n, grids.ALGORITHM_PRIVACY[name], dtype=object),
+        "privacy": np.full(n, entry.privacy, dtype=object),
         "instance": np.repeat(np.array(config.instances, dtype=object), per_instance),
         "means": np.repeat(
             np.array([results.format_means(m) for m in means], object), per_instance
@@ -138,7 +176,7 @@ def run_table(name: str, config: grids.SweepConfig, res) -> results.Table:
         "K": np.full(n, len(means[0]), np.int64),
         "epsilon": np.asarray(jobs.epsilon, np.float64),
         "delta": np.asarray(jobs.delta, np.float64),
-        "threshold": np.full(n, "n/a" if name == "dp_se" else config.threshold, dtype=object),
+        "threshold": np.full(n, config.threshold if entry.thresholds else "n/a", dtype=object),
         "seed": np.full(n, config.seed, np.int64),
         "run": np.asarray(jobs.run, np.int64),
         "tau": np.asarray(res.tau, np.int64),
@@ -149,7 +187,7 @@ def run_table(name: str, config: grids.SweepConfig, res) -> results.Table:
     }
 
 
-def run_algorithm(name: str, config: grids.SweepConfig, args: argparse.Namespace):
+def run_algorithm(name: str, config: grids.SweepConfig, args: argparse.Namespace) -> GridResult:
     """One engine grid (all instances × ε × δ × runs) with its checkpoint; returns the result."""
     import jaxbai
     from jaxbai import engine
@@ -172,7 +210,7 @@ def run_algorithm(name: str, config: grids.SweepConfig, args: argparse.Namespace
     )
 
 
-def engine_stats(res) -> dict:
+def engine_stats(res: GridResult) -> dict:
     """Wall time and throughput of one engine call."""
     return {
         "jobs": len(res.jobs),
@@ -185,12 +223,14 @@ def engine_stats(res) -> dict:
     }
 
 
-def unfinished(res) -> bool:
+def unfinished(res: GridResult) -> bool:
     """Did the engine stop (``--max-chunks``) before every job finished? (τ = 0 marks them.)"""
     return bool((res.censored & (res.tau == 0)).any())
 
 
-def write_outputs(config, table, sidecar) -> dict[str, object]:
+def write_outputs(
+    config: grids.SweepConfig, table: results.Table, sidecar: dict
+) -> dict[str, object]:
     """CSV, summary, JSON, figures and report; returns the paths written."""
     from experiments import plot, report, stats
 

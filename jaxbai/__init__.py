@@ -6,13 +6,14 @@ Example:
     >>> res = jaxbai.simulate(alg, jaxbai.bernoulli([0.9, 0.5]), epsilon=[1.0], runs=8)
 """
 
-from jaxbai import engine, secure_noise, theory, trial
+from jaxbai import base, engine, registry, secure_noise, simulation, theory, trial
+from jaxbai.base import Algorithm, Estimator, Instance
 from jaxbai.dpse import DPSE, DPSEParams, DPSEState, dp_se
 from jaxbai.engine import GridResult, Jobs, grid_jobs, run_grid, run_vmap
-from jaxbai.estimators import CTB, DAF, MLE, GaussianMechanism, Release
+from jaxbai.estimators import CTB, DAF, DPA, MLE, GaussianMechanism, Release
 from jaxbai.instances import PAPER_INSTANCES, Bernoulli, Beta, Gaussian, bernoulli, beta, gaussian
-from jaxbai.secure_noise import privatize_locally
-from jaxbai.simulate import SimulationResult, simulate
+from jaxbai.registry import ALGORITHMS, AlgorithmEntry, register, unregister
+from jaxbai.simulation import SimulationResult, simulate
 from jaxbai.toptwo import (
     TopTwo,
     TopTwoParams,
@@ -22,33 +23,29 @@ from jaxbai.toptwo import (
     ctb_tt,
     gauss_ldp_tt,
     ttucb,
+    ttucb_dpa,
 )
-from jaxbai.trial import Trial, TrialStatus
-
-ALGORITHMS = {
-    "ttucb": ttucb,
-    "ctb_tt": ctb_tt,
-    "gauss_ldp_tt": gauss_ldp_tt,
-    "adap_tt": adap_tt,
-    "adap_tt_star": adap_tt_star,
-    "dp_se": dp_se,
-}
-"""Factories by name."""
+from jaxbai.trial import Trial, TrialStatus, privatize_locally
 
 __all__ = [
     "ALGORITHMS",
     "CTB",
     "DAF",
+    "DPA",
     "DPSE",
     "MLE",
     "PAPER_INSTANCES",
+    "Algorithm",
+    "AlgorithmEntry",
     "Bernoulli",
     "Beta",
     "DPSEParams",
     "DPSEState",
+    "Estimator",
     "Gaussian",
     "GaussianMechanism",
     "GridResult",
+    "Instance",
     "Jobs",
     "Release",
     "SimulationResult",
@@ -59,6 +56,7 @@ __all__ = [
     "TrialStatus",
     "adap_tt",
     "adap_tt_star",
+    "base",
     "bernoulli",
     "beta",
     "ctb_tt",
@@ -68,11 +66,16 @@ __all__ = [
     "gaussian",
     "grid_jobs",
     "privatize_locally",
+    "register",
+    "registry",
     "run_grid",
     "run_vmap",
     "secure_noise",
     "simulate",
+    "simulation",
     "theory",
     "trial",
     "ttucb",
+    "ttucb_dpa",
+    "unregister",
 ]

@@ -10,6 +10,16 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
+__all__ = [
+    "ALPHA_CONCENTRATION",
+    "S_CONCENTRATION",
+    "doubling_index",
+    "gaussian_bonus",
+    "gaussian_cost",
+    "private_bonus",
+    "private_cost",
+]
+
 S_CONCENTRATION = 1.2
 """Concentration parameter s of the TTUCB bonus (Section 2.2.3: s = α = 1.2)."""
 ALPHA_CONCENTRATION = 1.2
@@ -55,7 +65,7 @@ def private_cost(
 def gaussian_bonus(counts: ArrayLike, total: ArrayLike, sigma2: ArrayLike) -> jax.Array:
     """b^G_a(ω) = √(2σ²α(1+s) log‖ω‖₁ / ω_a) with s = α = 1.2 (Eq. 3).
 
-    ``total`` is ‖ω‖₁, the number of samples so far (DESIGN semantics 5).
+    ``total`` is ‖ω‖₁, the number of samples so far (docs/semantics.md §5).
     """
     factor = 2 * jnp.asarray(sigma2) * ALPHA_CONCENTRATION * (1 + S_CONCENTRATION)
     log_total = jnp.log(jnp.asarray(total, jnp.float32))

@@ -16,7 +16,7 @@ selections are 0..K−1). `step` advances a whole epoch at once, drawing each ar
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -24,6 +24,16 @@ from jax.typing import ArrayLike
 
 from jaxbai import _validate, estimators, mechanisms
 from jaxbai._arrays import argmax_random_ties, one_hot, tree_where
+from jaxbai.base import Instance, Release
+
+__all__ = [
+    "DPSE",
+    "DPSEParams",
+    "DPSEState",
+    "EpochConstants",
+    "dp_se",
+    "epoch_constants",
+]
 
 
 class DPSEState(NamedTuple):
@@ -86,11 +96,15 @@ def epoch_constants(
 
 @dataclasses.dataclass(frozen=True)
 class DPSE:
-    """DP-SE baseline; same ask/tell and `step` interface as `jaxbai.toptwo.TopTwo`."""
+    """DP-SE baseline; satisfies `jaxbai.base.Algorithm` (see there for the attributes)."""
 
     name: str = "dp_se"
     privacy: str = "global"
+    private_epsilon: bool = True
     unit_interval: bool = True
+    local_mechanism: str | None = None
+    mechanism_gamma: float | None = None
+    episodic: bool = False
 
     def params(self, epsilon: ArrayLike | None = None, delta: ArrayLike = 0.01) -> DPSEParams:
         """Validated (ε, δ), broadcast together."""
@@ -175,7 +189,7 @@ class DPSE:
 
     def pending_release(
         self, state: DPSEState, arm: ArrayLike, z: ArrayLike, params: DPSEParams
-    ) -> estimators.Release:
+    ) -> Release:
         """Whether recording ``z`` ends the epoch, and the epoch means it would release."""
         constants = self._constants(state, params)
         sums, error = self._add(state, arm, z)
@@ -184,7 +198,7 @@ class DPSE:
             state.active & due, estimators.compensated(sums, error) / constants.pulls_per_arm, 0.0
         )
         counts = jnp.where(state.active & due, constants.pulls_per_arm, 0).astype(jnp.int32)
-        return estimators.Release(due, means, counts)
+        return Release(due, means, counts)
 
     def update(
         self,
@@ -216,7 +230,9 @@ class DPSE:
             state.active.astype(jnp.float32), state.priority
         )
 
-    def step(self, key: jax.Array, state: DPSEState, inst: Any, params: DPSEParams) -> DPSEState:
+    def step(
+        self, key: jax.Array, state: DPSEState, inst: Instance, params: DPSEParams
+    ) -> DPSEState:
         """Stop if one arm is left; else run a whole epoch (one `sample_sum` draw per arm)."""
         key_reward, key_noise = jax.random.split(key)
         stop, best = self.stopping(state, params)
@@ -235,6 +251,17 @@ class DPSE:
     def rounds(self, state: DPSEState) -> jax.Array:
         """Rounds of adaptivity: completed epochs."""
         return state.epoch - 1
+
+    def plan(
+        self, state: DPSEState, params: DPSEParams, max_len: int
+    ) -> tuple[jax.Array, jax.Array]:
+        """Not available: DP-SE is not an episodic Top Two algorithm (see `jaxbai.TopTwo.plan`).
+
+        Raises:
+            ValueError: always.
+        """
+        del state, params, max_len
+        raise ValueError(f"{self.name} is not episodic: it has no plan")
 
 
 def dp_se() -> DPSE:

@@ -22,7 +22,19 @@ from jax.typing import ArrayLike
 
 from jaxbai import _validate
 from jaxbai._arrays import one_hot, pick
+from jaxbai.base import Instance
 from jaxbai.mechanisms import gaussian_from_uniform, open_uniform
+
+__all__ = [
+    "PAPER_INSTANCES",
+    "Bernoulli",
+    "Beta",
+    "Gaussian",
+    "bernoulli",
+    "beta",
+    "gaussian",
+    "rewards_in_unit_interval",
+]
 
 PAPER_INSTANCES: dict[str, tuple[float, ...]] = {
     "mu1": (0.95, 0.9, 0.9, 0.9, 0.5),
@@ -41,6 +53,8 @@ class Bernoulli(NamedTuple):
     """Bernoulli arms, rewards in {0, 1}."""
 
     means: jax.Array
+    unit_interval = True
+    """Rewards lie in [0, 1] (a class attribute, not a pytree leaf)."""
 
     def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
         """One reward of ``arm``: 1 with probability ``means[arm]``."""
@@ -62,6 +76,8 @@ class Gaussian(NamedTuple):
 
     means: jax.Array
     sigma: jax.Array
+    unit_interval = False
+    """Rewards are unbounded (a class attribute, not a pytree leaf)."""
 
     def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
         """One reward of ``arm``."""
@@ -85,6 +101,8 @@ class Beta(NamedTuple):
 
     a: jax.Array
     b: jax.Array
+    unit_interval = True
+    """Rewards lie in [0, 1] (a class attribute, not a pytree leaf)."""
 
     @property
     def means(self) -> jax.Array:
@@ -116,9 +134,6 @@ class Beta(NamedTuple):
         start = (jnp.float32(0.0), jnp.zeros_like(counts), key)
         _, total, _ = jax.lax.while_loop(lambda c: c[0] < jnp.max(counts), body, start)
         return total
-
-
-Instance = Bernoulli | Gaussian | Beta
 
 
 def _means_vector(means: ArrayLike) -> np.ndarray:
@@ -175,5 +190,8 @@ def beta(a: ArrayLike, b: ArrayLike) -> Beta:
 
 
 def rewards_in_unit_interval(inst: Instance) -> bool:
-    """Whether every reward of ``inst`` lies in [0, 1] (required by CTB, DAF and DP-SE)."""
-    return isinstance(inst, (Bernoulli, Beta))
+    """Whether every reward of ``inst`` lies in [0, 1] (required by CTB, DAF and DP-SE).
+
+    Kept for compatibility: the instance says it itself, ``inst.unit_interval``.
+    """
+    return inst.unit_interval

@@ -15,6 +15,19 @@ from jax.typing import ArrayLike
 
 from jaxbai._arrays import uniform_from_bits
 
+__all__ = [
+    "gaussian_from_uniform",
+    "gaussian_mechanism",
+    "gaussian_mechanism_sigma",
+    "laplace",
+    "laplace_from_uniform",
+    "open_uniform",
+    "randomized_response",
+    "randomized_response_from_uniform",
+    "randomized_response_mean",
+    "randomized_response_probability",
+]
+
 
 def open_uniform(key: jax.Array, shape: tuple[int, ...] = ()) -> jax.Array:
     """Uniforms on the open interval (0, 1) from one `jax.random.bits` call.

@@ -1,373 +1,67 @@
-"""Noise for real trials: a cryptographically secure source and floating-point-safe mechanisms.
+"""Former home of `jaxbai.trial.secure_noise`, kept so that existing imports keep working.
 
-Simulations draw their noise from JAX's counter-based PRNG, which is reproducible but not secret.
-A real trial (``jaxbai.trial``) draws it here instead, from the operating system's CSPRNG
-(:mod:`secrets`), on the host, in double precision:
+Everything public there is re-exported here. Two functions were renamed there, to keep them
+apart from the JAX mechanisms of `jaxbai.mechanisms`; their old names remain available from this
+module only:
 
-* :func:`secure_uniform` draws a double in (0, 1) with probability equal to the width of the real
-  interval it stands for, i.e. an exact discretisation of U(0, 1) (the sampler Mironov (2012)
-  requires; ``random()``-style samplers only reach multiples of 2^-53).
-* :func:`snapping_mechanism` is the Laplace mechanism (Theorem 3 of the paper) hardened against the
-  floating-point attack on naive samplers of Mironov (2012), "On significance of the least
-  significant bits for differential privacy": clamp the input to [-B, B], add ``λ · S · ln U``
-  with an exactly rounded logarithm, round to the nearest multiple of Λ (the smallest power of
-  two ≥ λ) and clamp again. Mironov's Theorem 1 states that, for a sensitivity-1 input in double
-  precision and λ < B < 2^46 λ, the output is (1/λ + 2^-49 B/λ)-DP; :func:`snapping_scale`
-  inverts that bound so the *effective* ε never exceeds the target.
-* :func:`release_mean` is the DAF / DP-SE release (Alg. 5, line 7): the mean of ``count`` rewards in
-  [0, 1] made ε-DP by snapping their (exactly accumulated) sum.
-* :func:`randomised_response` (CTB, Alg. 4 / Lemma 12) and :func:`gaussian_mechanism` (Alg. 8) are
-  the local mechanisms, and :func:`privatize_locally` is the helper a participant runs on her own
-  device so that only the privatised value ever reaches the trial's server (Definition 7).
+* ``randomised_response`` → `jaxbai.trial.secure_noise.secure_randomised_response`
+* ``gaussian_mechanism`` → `jaxbai.trial.secure_noise.secure_gaussian_mechanism`
 
-Every sampler takes a ``uniform`` argument, a callable returning doubles in (0, 1); it defaults
-to :func:`secure_uniform`. Only tests should pass anything else.
+New code should import `jaxbai.trial.secure_noise`.
 
-Caveat: the Gaussian mechanism here is sampled by Box–Muller from secure uniforms but is not
-snapped, so it is exposed to floating-point attacks of the same kind (no snapping theorem is
-known to us for it); prefer randomised response (``ctb_tt``) for real local-DP trials.
+Example:
+    >>> import jaxbai.secure_noise
+    >>> from jaxbai.trial import secure_noise
+    >>> jaxbai.secure_noise.privatize_locally is secure_noise.privatize_locally
+    True
+    >>> jaxbai.secure_noise.randomised_response is secure_noise.secure_randomised_response
+    True
+    >>> jaxbai.secure_noise.gaussian_mechanism is secure_noise.secure_gaussian_mechanism
+    True
 """
 
 from __future__ import annotations
 
-import decimal
-import math
-import secrets
-from collections.abc import Callable
-from fractions import Fraction
-
-Uniform = Callable[[], float]
-
-# 60 significant digits (~199 bits) make the decimal logarithm, once rounded to a double, the
-# exactly rounded natural log: the hardest double-precision cases of ln need ~120 bits
-# (Lefèvre & Muller, worst cases for correct rounding of elementary functions).
-_LN_CONTEXT = decimal.Context(prec=60, rounding=decimal.ROUND_HALF_EVEN)
-
-# Mironov (2012), Theorem 1, double precision: ε = (Δ + 2^-49 B) / λ, valid for λ < B < 2^46 λ.
-_SNAP_ROUNDING = 2.0**-49
-_SNAP_MAX_RATIO = 2.0**46
-# A correctly rounded double differs from the exact sum by at most half an ulp ≤ 2^-53 |x|, so two
-# neighbouring sums (exact difference ≤ 1) differ by at most 1 + 2^-52 B once rounded.
-_SUM_ROUNDING = 2.0**-52
-
-
-def secure_uniform() -> float:
-    """Draws a double from (0, 1) with the CSPRNG, each with probability equal to its spacing.
-
-    The binade [2^-e, 2^-e+1) is chosen with probability 2^-e (e - 1 is the number of trailing
-    zero bits of a random word) and the 52 mantissa bits uniformly, so each double d is drawn
-    with probability equal to the width of [d, next double), and ``P(U < p) = p`` exactly for
-    every double p in [0, 1]. Binades below 2^-1022 (probability 2^-1022) fold into the lowest
-    normal one.
-
-    Returns:
-      A double in (0, 1).
-
-    Example:
-      >>> 0.0 < secure_uniform() < 1.0
-      True
-    """
-    exponent = 1
-    word = secrets.randbits(64)
-    while word == 0:
-        exponent += 64
-        word = secrets.randbits(64)
-    exponent += (word & -word).bit_length() - 1
-    mantissa = secrets.randbits(52)
-    return math.ldexp(1.0 + math.ldexp(mantissa, -52), -min(exponent, 1022))
-
-
-def exact_log(u: float) -> float:
-    """Natural logarithm of a positive double, exactly rounded to the nearest double.
-
-    Args:
-      u: a positive finite double.
-
-    Returns:
-      ln(u) rounded to nearest (ties to even), as Mironov's analysis assumes of LN(·).
-
-    Example:
-      >>> exact_log(1.0)
-      0.0
-    """
-    return float(_LN_CONTEXT.ln(decimal.Decimal(u)))
-
-
-def laplace_noise(scale: float, uniform: Uniform = secure_uniform) -> float:
-    """One draw of Lap(scale) (mean 0, variance 2 scale²) as ``S · scale · ln U``.
-
-    Args:
-      scale: the Laplace scale b > 0.
-      uniform: source of doubles in (0, 1).
-
-    Returns:
-      The noise, a double.
-
-    Example:
-      >>> isinstance(laplace_noise(1.0), float)
-      True
-    """
-    sign = 1.0 if uniform() < 0.5 else -1.0
-    return sign * (scale * exact_log(uniform()))
-
-
-def snapping_grid(scale: float) -> float:
-    """Λ, the smallest power of two greater than or equal to ``scale``.
-
-    Example:
-      >>> snapping_grid(3.0), snapping_grid(0.25)
-      (4.0, 0.25)
-    """
-    mantissa, exponent = math.frexp(scale)
-    return math.ldexp(1.0, exponent - 1 if mantissa == 0.5 else exponent)
-
-
-def _clamp(x: float, bound: float) -> float:
-    return min(max(x, -bound), bound)
-
-
-def snapping_mechanism(
-    value: float, scale: float, bound: float, uniform: Uniform = secure_uniform
-) -> float:
-    """Mironov's snapping mechanism: ``clamp_B(round_Λ(clamp_B(value) + S λ ln U))``.
-
-    Args:
-      value: the non-private statistic f(D).
-      scale: the Laplace scale λ.
-      bound: the clamping bound B; choose it so that |f(D)| ≤ B always.
-      uniform: source of doubles in (0, 1).
-
-    Returns:
-      A multiple of Λ = :func:`snapping_grid` (λ) in [-B, B]. For a sensitivity-1 f and
-      λ < B < 2^46 λ it is (1/λ + 2^-49 B/λ)-DP (Mironov 2012, Theorem 1).
-
-    Example:
-      >>> x = snapping_mechanism(3.0, scale=2.0, bound=100.0)
-      >>> x % 2.0 == 0.0 and -100.0 <= x <= 100.0
-      True
-    """
-    grid = snapping_grid(scale)
-    noisy = _clamp(value, bound) + laplace_noise(scale, uniform)
-    return _clamp(math.floor(noisy / grid + 0.5) * grid, bound)
-
-
-def snapping_epsilon(scale: float, bound: float, sensitivity: float = 1.0) -> float:
-    """Effective privacy of :func:`snapping_mechanism` (Mironov 2012, Theorem 1).
-
-    The theorem's (1/λ + 2^-49 B/λ) is stated for sensitivity 1; it is applied to f/Δ, i.e. the
-    Laplace term scales with the sensitivity Δ while the rounding term depends on B/λ only.
-
-    Args:
-      scale: the Laplace scale λ.
-      bound: the clamping bound B.
-      sensitivity: Δ, the largest change of f between neighbouring data sets.
-
-    Returns:
-      ε such that the mechanism is ε-DP.
-
-    Raises:
-      ValueError: if λ < B < 2^46 λ fails (the theorem does not apply).
-
-    Example:
-      >>> snapping_epsilon(2.0, 4.0) > 0.5
-      True
-    """
-    if not scale < bound < _SNAP_MAX_RATIO * scale:
-        raise ValueError(f"the snapping bound needs λ < B < 2^46 λ, got λ={scale!r}, B={bound!r}")
-    return (sensitivity + _SNAP_ROUNDING * bound) / scale
-
-
-def snapping_scale(epsilon: float, bound: float, sensitivity: float = 1.0) -> float:
-    """Smallest λ (up to one ulp) with ``snapping_epsilon(λ, bound, sensitivity) <= epsilon``.
-
-    Args:
-      epsilon: the target privacy budget, finite and > 0.
-      bound: the clamping bound B.
-      sensitivity: Δ of the snapped statistic.
-
-    Returns:
-      λ = (Δ + 2^-49 B)/ε, rounded up until the effective ε is at most the target.
-
-    Raises:
-      ValueError: if ε is not finite and positive, or the theorem's λ < B < 2^46 λ fails.
-
-    Example:
-      >>> lam = snapping_scale(0.5, bound=100.0)
-      >>> snapping_epsilon(lam, 100.0) <= 0.5
-      True
-    """
-    if not (math.isfinite(epsilon) and epsilon > 0.0):
-        raise ValueError(f"snapping needs a finite epsilon > 0, got {epsilon!r}")
-    scale = (sensitivity + _SNAP_ROUNDING * bound) / epsilon
-    while snapping_epsilon(scale, bound, sensitivity) > epsilon:
-        scale = math.nextafter(scale, math.inf)
-    return scale
-
-
-def release_mean(
-    total: Fraction, count: int, epsilon: float, uniform: Uniform = secure_uniform
-) -> float:
-    """ε-DP release of the mean of ``count`` rewards in [0, 1] from their exact sum (Alg. 5, l. 7).
-
-    The sum f ∈ [0, count] is rounded once to a double (sensitivity Δ = 1 + 2^-52 B), snapped with
-    B = max(count, 2/ε) and λ = :func:`snapping_scale` (ε, B, Δ), and divided by ``count``
-    (post-processing). The effective ε is therefore at most ``epsilon``; the noise is Lap(λ) on
-    the sum, i.e. Lap(λ/count) ≈ Lap(1/(ε count)) on the mean, as Alg. 5 prescribes, plus the
-    rounding to multiples of Λ/count.
-
-    Args:
-      total: the exact sum of the rewards (a :class:`fractions.Fraction`).
-      count: how many rewards, ≥ 1.
-      epsilon: the privacy budget of this release.
-      uniform: source of doubles in (0, 1).
-
-    Returns:
-      The private mean, a double (not necessarily in [0, 1]).
-
-    Example:
-      >>> isinstance(release_mean(Fraction(3, 2), 2, epsilon=1.0), float)
-      True
-    """
-    bound = max(float(count), 2.0 / epsilon)
-    sensitivity = 1.0 + _SUM_ROUNDING * bound
-    scale = snapping_scale(epsilon, bound, sensitivity)
-    return snapping_mechanism(float(total), scale, bound, uniform) / count
-
-
-def randomised_response(reward: float, epsilon: float, uniform: Uniform = secure_uniform) -> int:
-    """CTB randomised response (Alg. 4, line 2): 1 with probability (r(e^ε - 1) + 1)/(e^ε + 1).
-
-    The probability is computed as 1/2 + (r - 1/2) tanh(ε/2), stable for every ε > 0, ε = ∞
-    included; with :func:`secure_uniform`, ``P(1) = p`` exactly for the double p so computed.
-
-    Args:
-      reward: r in [0, 1].
-      epsilon: the local privacy budget ε > 0.
-      uniform: source of doubles in (0, 1).
-
-    Returns:
-      The privatised bit, 0 or 1; ε-local DP (Lemma 12).
-
-    Example:
-      >>> randomised_response(1.0, epsilon=float("inf"))
-      1
-    """
-    keep = 0.5 + (reward - 0.5) * math.tanh(epsilon / 2.0)
-    return int(uniform() < keep)
-
-
-def gaussian_sigma(epsilon: float, gamma: float) -> float:
-    """σ_{ε,γ} = sqrt(2 log(1.25/γ))/ε of the Gaussian mechanism (Alg. 8, line 2).
-
-    Example:
-      >>> round(gaussian_sigma(1.0, 0.01), 4)
-      3.1083
-    """
-    return math.sqrt(2.0 * math.log(1.25 / gamma)) / epsilon
-
-
-def gaussian_mechanism(
-    reward: float, epsilon: float, gamma: float, uniform: Uniform = secure_uniform
-) -> float:
-    """``reward + N(0, σ²_{ε,γ})`` by Box–Muller from two uniforms (Alg. 8, line 11).
-
-    (ε, γ)-local DP for rewards in [0, 1] in exact arithmetic; see the module caveat on
-    floating point.
-
-    Args:
-      reward: r in [0, 1].
-      epsilon: ε > 0.
-      gamma: γ in (0, 1).
-      uniform: source of doubles in (0, 1).
-
-    Returns:
-      The privatised reward, a double.
-
-    Example:
-      >>> isinstance(gaussian_mechanism(0.5, 1.0, 0.01), float)
-      True
-    """
-    radius = math.sqrt(-2.0 * exact_log(uniform()))
-    return reward + gaussian_sigma(epsilon, gamma) * radius * math.cos(2.0 * math.pi * uniform())
-
-
-def privatize_locally(
-    reward: float,
-    epsilon: float,
-    *,
-    gamma: float | None = None,
-    clip: bool = False,
-    uniform: Uniform = secure_uniform,
-) -> float:
-    """Participant-side privatisation for local-DP trials; run it on the participant's device.
-
-    Randomised response for ``ctb_tt`` (no ``gamma``), the Gaussian mechanism for
-    ``gauss_ldp_tt`` (with the trial's ``gamma``). Send only the returned value to the trial.
-
-    Args:
-      reward: the participant's raw reward, in [0, 1].
-      epsilon: the trial's ε.
-      gamma: the trial's γ for the Gaussian mechanism; ``None`` selects randomised response.
-      clip: clip the reward into [0, 1] instead of rejecting it.
-      uniform: source of doubles in (0, 1); keep the default (the CSPRNG) for real use.
-
-    Returns:
-      The privatised value: 0.0 or 1.0 (randomised response), or a real number (Gaussian).
-
-    Raises:
-      ValueError: if the reward is not finite, or outside [0, 1] and ``clip`` is False.
-
-    Example:
-      >>> privatize_locally(0.7, epsilon=1.0) in (0.0, 1.0)
-      True
-    """
-    r = unit_reward(reward, clip)
-    if gamma is None:
-        return float(randomised_response(r, epsilon, uniform))
-    return gaussian_mechanism(r, epsilon, gamma, uniform)
-
-
-def unit_reward(reward: float, clip: bool) -> float:
-    """Checks that a reward is a finite number in [0, 1], or clips it there if ``clip``.
-
-    Args:
-      reward: the raw reward.
-      clip: clip into [0, 1] instead of rejecting.
-
-    Returns:
-      The reward as a float in [0, 1].
-
-    Raises:
-      ValueError: if the reward is not a finite number, or is outside [0, 1] and not ``clip``.
-
-    Example:
-      >>> unit_reward(1.5, clip=True)
-      1.0
-    """
-    r = finite_reward(reward)
-    if clip:
-        return min(max(r, 0.0), 1.0)
-    if not 0.0 <= r <= 1.0:
-        raise ValueError(
-            f"reward {r!r} is outside [0, 1], which this mechanism's privacy proof needs "
-            "(create the trial with clip=True to clip instead)"
-        )
-    return r
-
-
-def finite_reward(reward: float) -> float:
-    """The reward as a float, or ValueError if it is not a finite real number.
-
-    Example:
-      >>> finite_reward(1)
-      1.0
-    """
-    if isinstance(reward, (str, bytes)):
-        raise ValueError(f"reward must be a real number, got {reward!r}")
-    try:
-        r = float(reward)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"reward must be a real number, got {reward!r}") from err
-    if not math.isfinite(r):
-        raise ValueError(f"reward must be finite, got {r!r}")
-    return r
+from jaxbai.trial.secure_noise import (
+    Uniform,
+    exact_log,
+    finite_reward,
+    gaussian_sigma,
+    laplace_noise,
+    privatize_locally,
+    release_mean,
+    secure_gaussian_mechanism,
+    secure_randomised_response,
+    secure_uniform,
+    snapping_epsilon,
+    snapping_grid,
+    snapping_mechanism,
+    snapping_scale,
+    unit_reward,
+)
+
+randomised_response = secure_randomised_response
+"""Old name of `secure_randomised_response`."""
+
+gaussian_mechanism = secure_gaussian_mechanism
+"""Old name of `secure_gaussian_mechanism`."""
+
+__all__ = [
+    "Uniform",
+    "exact_log",
+    "finite_reward",
+    "gaussian_mechanism",
+    "gaussian_sigma",
+    "laplace_noise",
+    "privatize_locally",
+    "randomised_response",
+    "release_mean",
+    "secure_gaussian_mechanism",
+    "secure_randomised_response",
+    "secure_uniform",
+    "snapping_epsilon",
+    "snapping_grid",
+    "snapping_mechanism",
+    "snapping_scale",
+    "unit_reward",
+]

@@ -16,6 +16,21 @@ from jax.typing import ArrayLike
 
 from jaxbai.costs import doubling_index
 
+__all__ = [
+    "THRESHOLD_FAMILIES",
+    "c_gaussian_fn",
+    "c_gaussian_threshold",
+    "c_private_threshold",
+    "c_tilde_private_threshold",
+    "g_gaussian",
+    "h_threshold",
+    "heuristic_gaussian_threshold",
+    "heuristic_private_threshold",
+    "heuristic_tilde_private_threshold",
+    "lambert_w_bar",
+    "riemann_zeta",
+]
+
 THRESHOLD_FAMILIES = ("heuristic", "theory")
 
 # Euler–Maclaurin for ζ(s), s > 1: B_2/2!, B_4/4!, B_6/6!, B_8/8!.

@@ -3,6 +3,7 @@ claims report's verdict logic on synthetic results, and the statistics it relies
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -119,6 +120,59 @@ def test_bad_arguments_fail_fast_with_one_line(args, tmp_path):
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "error" in proc.stderr
     assert not (tmp_path / "o").exists()
+
+
+def _adap_tt_fixed():
+    """A user algorithm without options (hence without threshold families): ε-global DP."""
+    import jaxbai
+
+    return dataclasses.replace(jaxbai.adap_tt(beta=0.3), name="adap_tt_fixed")
+
+
+@pytest.fixture
+def user_algorithm():
+    """``adap_tt_fixed`` registered for the test only."""
+    import jaxbai
+
+    jaxbai.register("adap_tt_fixed", _adap_tt_fixed, "AdaP-TT (β = 0.3, fixed)")
+    try:
+        yield "adap_tt_fixed"
+    finally:
+        jaxbai.unregister("adap_tt_fixed")
+
+
+def test_registered_algorithm_runs_through_the_sweep_api(user_algorithm, tmp_path):
+    fig2 = grids.config_from_preset("fig2", algorithms=(user_algorithm,))
+    assert fig2.epsilons_for(user_algorithm) == grids.GLOBAL_EPSILONS
+    assert grids.ALGORITHM_PRIVACY[user_algorithm] == "global"
+    assert grids.DISPLAY_NAMES[user_algorithm] == "AdaP-TT (β = 0.3, fixed)"
+    assert sweep.make_algorithm(user_algorithm, "theory") == _adap_tt_fixed()
+
+    out = str(tmp_path / "user")
+    argv = ["--instances", "mu1", "--algorithms", user_algorithm, "--epsilons", "10"]
+    argv += ["--runs", "3", "--max-samples", "20000", "--quiet", "--out", out]
+    assert sweep.main(argv) == 0
+    table = results.read_csv(os.path.join(out, "runs.csv"))
+    assert set(table["algorithm"]) == {user_algorithm}
+    assert set(table["privacy"]) == {"global"} and set(table["threshold"]) == {"n/a"}
+    assert set(table["epsilon"].tolist()) == {10.0}
+    assert os.path.exists(os.path.join(out, "figures", "tau_vs_epsilon_global.png"))
+
+
+def test_make_algorithm_passes_the_threshold_only_to_families():
+    import jaxbai
+
+    assert sweep.make_algorithm("ttucb", "theory") == jaxbai.ttucb(threshold="theory")
+    assert sweep.make_algorithm("dp_se", "theory") == jaxbai.dp_se()
+    with pytest.raises(ValueError, match="ttucb"):
+        sweep.make_algorithm("magic", "heuristic")
+
+
+def test_plot_keeps_algorithms_the_registry_does_not_know():
+    table = results.concat([_runs("adap_tt", "i", 1.0, 100.0), _runs("ttucb", "i", np.inf, 50.0)])
+    table["algorithm"] = np.where(table["algorithm"] == "adap_tt", "elsewhere", "ttucb")
+    specs = plot.figure_specs(stats.summarize(table))
+    assert [(s.name, s.algorithms) for s in specs] == [("global", ("ttucb", "elsewhere"))]
 
 
 def test_presets_follow_the_paper_grids():

@@ -7,6 +7,10 @@ Alg. 5, and DP-SE) and the same tie-breaking priority (read from the JAX state).
 pull the same arms in the same order, stop at the same τ and recommend the same arm: TTUCB
 (Alg. 6), CTB-TT (Alg. 7), (ε, γ)-DP TTUCB (Alg. 8), AdaP-TT (Alg. 9), AdaP-TT* (Alg. 10) and
 DP-SE, for both threshold families and both AdaP-TT(*) leader bonuses.
+
+Appendix H: TTUCB with DPA (Alg. 11, docs/semantics.md §17) with per-arm or one global episode,
+AdaP-TT(*) with one global episode (§18), compared with the rounds of adaptivity (§20); and the
+batch plans of the episodic algorithms (§19) against what `select` pulls.
 """
 
 from __future__ import annotations
@@ -20,11 +24,7 @@ import numpy as np
 import pytest
 
 import jaxbai
-
-try:  # tests/ as a package, or on sys.path (pytest's default rootdir-less import mode)
-    from tests import reference
-except ImportError:
-    import reference
+from experiments import reference
 
 NUM_ARMS = 4
 MEANS = (0.8, 0.55, 0.4, 0.2)
@@ -39,6 +39,12 @@ MAX_DEFERRED = 3
 """At most this many samples may follow the JAX outcome at a near-tie (see `reference.top_two`)."""
 NO_NOISE = 1e9
 """ε at which the Laplace noise is negligible; such runs use the library's own sampler."""
+BATCH_STEPS = 20_000
+"""Sample cap of the Appendix H cases (a slow one may end censored, but must not starve an arm)."""
+PLAN_LEN = 4096
+"""``max_len`` of the batch plans."""
+PLAN_STEPS = 10_000
+"""The plan test follows a trajectory up to its stop or up to this many samples."""
 
 
 @functools.cache
@@ -77,9 +83,9 @@ def observations(name: str, epsilon: float, gamma: float, seed: int) -> np.ndarr
     return np.asarray(obs, np.float32)
 
 
-@functools.partial(jax.jit, static_argnames=("alg", "inject"))
-def run_jax(alg, inject: bool, state, params, key, table, laplace):
-    """Ask/tell loop on ``table``; returns (arms, τ, stopped, recommendation).
+@functools.partial(jax.jit, static_argnames=("alg", "inject", "max_steps"))
+def run_jax(alg, inject: bool, state, params, key, table, laplace, max_steps=MAX_STEPS):
+    """Ask/tell loop on ``table``; returns (arms, τ, stopped, recommendation, final state).
 
     With ``inject``, every release (`pending_release`) gets the i-th Laplace draw of the
     released arm, scaled by 1/(ε · count), through ``update(…, release=…)``.
@@ -89,7 +95,7 @@ def run_jax(alg, inject: bool, state, params, key, table, laplace):
 
     def cond(carry):
         state, _, _, _, step = carry
-        return ~alg.stopping(state, params)[0] & (step < MAX_STEPS)
+        return ~alg.stopping(state, params)[0] & (step < max_steps)
 
     def body(carry):
         state, taken, released, arms, step = carry
@@ -104,24 +110,44 @@ def run_jax(alg, inject: bool, state, params, key, table, laplace):
         return state, taken, released + fresh, arms.at[step].set(arm), step + 1
 
     zeros = jnp.zeros(num_arms, jnp.int32)
-    arms = jnp.full(MAX_STEPS, -1, jnp.int32)
+    arms = jnp.full(max_steps, -1, jnp.int32)
     state, _, _, arms, _ = jax.lax.while_loop(cond, body, (state, zeros, zeros, arms, jnp.int32(0)))
     stop, rec = alg.stopping(state, params)
-    return arms, state.n, stop, rec
+    return arms, state.n, stop, rec, state
 
 
-def trajectory_jax(alg, params, table, laplace, inject, seed):
-    """(JAX trajectory, tie-breaking priority) for one run."""
+def trajectory_jax(alg, params, table, laplace, inject, seed, batched=False):
+    """(JAX trajectory, tie-breaking priority) for one run.
+
+    With ``batched``: at most `BATCH_STEPS` samples, a run that does not stop is returned as
+    censored (recommendation −1, docs/semantics.md §14), and ``rounds`` is ``alg.rounds``.
+    """
     key = jax.random.key(seed)
     state = alg.init(key, params, NUM_ARMS)
-    arms, tau, stop, rec = run_jax(
-        alg, inject, state, params, key, jnp.asarray(table), jnp.asarray(laplace, jnp.float32)
+    steps = BATCH_STEPS if batched else MAX_STEPS
+    arms, tau, stop, rec, final = run_jax(
+        alg,
+        inject,
+        state,
+        params,
+        key,
+        jnp.asarray(table),
+        jnp.asarray(laplace, jnp.float32),
+        max_steps=steps,
     )
-    assert bool(stop), f"JAX run did not stop within {MAX_STEPS} samples"
+    assert batched or bool(stop), f"JAX run did not stop within {MAX_STEPS} samples"
     tau = int(tau)
     arms = np.asarray(arms)
     assert (arms[tau:] == -1).all() and (arms[:tau] >= 0).all()
-    got = reference.Trajectory(tuple(arms[:tau].tolist()), tau, int(rec))
+    if not batched:
+        got = reference.Trajectory(tuple(arms[:tau].tolist()), tau, int(rec))
+    else:
+        got = reference.Trajectory(
+            tuple(arms[:tau].tolist()),
+            tau,
+            int(rec) if bool(stop) else -1,
+            rounds=int(alg.rounds(final)),
+        )
     return got, np.asarray(state.priority, np.float64).tolist()
 
 
@@ -139,11 +165,14 @@ def assert_same(got: reference.Trajectory, want: reference.Trajectory) -> None:
     )
 
 
-def case(name, epsilon, threshold=None, leader_bonus=None, seed=0):
+def case(name, epsilon, threshold=None, leader_bonus=None, seed=0, episodes=None):
     """One parametrisation: (factory name, factory kwargs, ε, seed)."""
-    kwargs = {k: v for k, v in (("threshold", threshold), ("leader_bonus", leader_bonus)) if v}
+    options = (("threshold", threshold), ("leader_bonus", leader_bonus), ("episodes", episodes))
+    kwargs = {k: v for k, v in options if v}
     eps = None if epsilon is None else f"eps{epsilon:g}"
-    label = "-".join(x for x in (name, threshold, leader_bonus, eps) if x)
+    label = "-".join(x for x in (name, threshold, leader_bonus, episodes, eps) if x)
+    if seed:
+        label += f"-seed{seed}"
     return pytest.param(name, kwargs, epsilon, seed, id=label)
 
 
@@ -212,3 +241,169 @@ def test_dp_se_matches_reference(epsilon):
         active = len(set(want.arms[start + pulls :])) or 1
         start, epoch = start + pulls, epoch + 1
     assert_same(got, want)
+
+
+# ----------------------------------------------------------------------------- Appendix H
+def batched(name, epsilon, threshold, episodes):
+    """An Appendix H parametrisation."""
+    return case(name, epsilon, threshold, seed=0, episodes=episodes)
+
+
+BATCHED_CASES = [
+    *(
+        batched("ttucb_dpa", None, t, e)
+        for t in ("heuristic", "theory")
+        for e in ("per_arm", "global")
+    ),
+    *(
+        batched(name, eps, t, "global")
+        for name in ("adap_tt", "adap_tt_star")
+        for t in ("heuristic", "theory")
+        for eps in (NO_NOISE, 1.0)
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "kwargs", "epsilon", "seed"), BATCHED_CASES)
+def test_batched_matches_reference(name, kwargs, epsilon, seed):
+    """Alg. 11 and one global episode (Appendix H): identical arms, τ, recommendation, rounds.
+
+    Runs are capped at `BATCH_STEPS` samples; one that does not stop must be censored on both
+    sides, and must still pull every arm in its last quarter: with one global episode the
+    leader reads the global counts, so no arm is starved (docs/semantics.md §18).
+    """
+    alg = jaxbai.ALGORITHMS[name](**kwargs)
+    params = alg.params(delta=DELTA) if epsilon is None else alg.params(epsilon, DELTA)
+    eps = math.inf if epsilon is None else epsilon
+    inject = epsilon is not None and epsilon != NO_NOISE
+    table = tables(seed)["reward"]
+    laplace = tables(seed)["laplace"]
+    got, priority = trajectory_jax(alg, params, table, laplace, inject, seed, batched=True)
+    want = reference.top_two(
+        name,
+        table.astype(np.float64).tolist(),
+        priority,
+        DELTA,
+        eps,
+        laplace=laplace.tolist() if inject else None,
+        max_samples=BATCH_STEPS,
+        follow=got.arms,
+        tolerance=TOLERANCE,
+        censor=True,
+        **kwargs,
+    )
+    assert_same(got, want)
+    if want.recommendation < 0:
+        starved = set(range(NUM_ARMS)) - set(want.arms[-BATCH_STEPS // 4 :])
+        assert not starved, f"arms {starved} starved"
+    assert got.rounds == want.rounds, f"rounds: JAX {got.rounds}, reference {want.rounds}"
+    assert len(want.deferred) <= MAX_DEFERRED, f"float32 near-ties at samples {want.deferred}"
+
+
+@functools.partial(jax.jit, static_argnames=("alg",))
+def follow_select(alg, state, params, key, table, taken, length):
+    """``length`` ask/tell pulls from ``state``, the rewards read from ``table``.
+
+    Returns (arms, rounds after each pull, stopped before each pull, state, taken), the arrays
+    `PLAN_LEN` long (−1 / False past ``length``).
+    """
+
+    def cond(carry):
+        return carry[-1] < length
+
+    def body(carry):
+        state, taken, arms, rounds, stopped, i = carry
+        stopped = stopped.at[i].set(alg.stopping(state, params)[0])
+        arm = alg.select(state, params)
+        z = table[arm, taken[arm]]
+        state = alg.update(jax.random.fold_in(key, state.n), state, arm, z, params)
+        arms = arms.at[i].set(arm)
+        rounds = rounds.at[i].set(alg.rounds(state))
+        return state, taken.at[arm].add(1), arms, rounds, stopped, i + 1
+
+    arms = jnp.full(PLAN_LEN, -1, jnp.int32)
+    rounds = jnp.full(PLAN_LEN, -1, jnp.int32)
+    stopped = jnp.zeros(PLAN_LEN, bool)
+    carry = (state, taken, arms, rounds, stopped, jnp.int32(0))
+    state, taken, arms, rounds, stopped, _ = jax.lax.while_loop(cond, body, carry)
+    return arms, rounds, stopped, state, taken
+
+
+PLAN_CASES = [
+    case("ttucb_dpa", None, episodes="per_arm"),
+    case("ttucb_dpa", None, episodes="global"),
+    case("adap_tt", 1.0, episodes="per_arm"),
+    case("adap_tt", 1.0, episodes="global"),
+]
+
+
+@pytest.mark.parametrize(("name", "kwargs", "epsilon", "seed"), PLAN_CASES)
+def test_plan_matches_select(name, kwargs, epsilon, seed):
+    """Batch plans (docs/semantics.md §19) are what `select` pulls, whatever the rewards.
+
+    At the start and at every episode end of a trajectory, and at one random point inside each
+    episode: the planned arms are the arms pulled by the ask/tell loop over the next ``length``
+    pulls, both with the trajectory's rewards and with an unrelated reward table; entries past
+    ``length`` are −1; no planned pull comes after the stop; no episode ends before the last
+    planned pull, and the last one ends an episode unless ``length`` is `PLAN_LEN` (after the
+    K initial pulls; before them only the arms are checked).
+    """
+    alg = jaxbai.ALGORITHMS[name](**kwargs)
+    params = alg.params(delta=DELTA) if epsilon is None else alg.params(epsilon, DELTA)
+    key = jax.random.key(seed)
+    rewards = jnp.asarray(tables(seed)["reward"])
+    other = jnp.asarray(tables(seed + 1, MEANS[::-1])["reward"])
+    plan = jax.jit(alg.plan, static_argnames=("max_len",))
+    rng = np.random.default_rng(seed)
+
+    def check(state, taken):
+        """Checks the plan at ``state``; returns it and the state and reads after it."""
+        planned, length = plan(state, params, max_len=PLAN_LEN)
+        planned, length = np.asarray(planned), int(length)
+        n, before = int(state.n), int(alg.rounds(state))
+        where = f"plan at n={n} (rounds {before}, length {length}): "
+        assert 1 <= length <= PLAN_LEN, where
+        assert planned.shape == (PLAN_LEN,) and (planned[length:] == -1).all(), where
+        for table in (rewards, other):
+            arms, rounds, stopped, after, read = follow_select(
+                alg, state, params, key, table, taken, length
+            )
+            arms, rounds, stopped = np.asarray(arms), np.asarray(rounds), np.asarray(stopped)
+            first = int(np.argmax(arms[:length] != planned[:length]))
+            assert (arms[:length] == planned[:length]).all(), (
+                f"{where}pull {n + first}: planned {planned[first]}, select {arms[first]}"
+            )
+            assert not stopped[:length].any(), f"{where}planned pulls after the stop"
+            if n >= NUM_ARMS:
+                assert (rounds[: length - 1] == before).all(), f"{where}episode ends inside"
+                ended = rounds[length - 1] > before or bool(alg.stopping(after, params)[0])
+                assert ended or length == PLAN_LEN, f"{where}last pull ends no episode"
+            if table is rewards:
+                result = after, read
+        return planned, length, *result
+
+    state = alg.init(key, params, NUM_ARMS)
+    taken = jnp.zeros(NUM_ARMS, jnp.int32)
+    checked = 0
+    while int(state.n) < PLAN_STEPS and not bool(alg.stopping(state, params)[0]):
+        planned, length, end, end_taken = check(state, taken)
+        checked += 1
+        if length > 1:  # a random point inside the episode: the rest of the same plan
+            j = int(rng.integers(1, length))
+            _, _, _, mid, mid_taken = follow_select(alg, state, params, key, rewards, taken, j)
+            rest, rest_length, _, _ = check(mid, mid_taken)
+            if length < PLAN_LEN:
+                assert rest_length == length - j, f"plan at n={int(mid.n)}: length"
+            assert (rest[: length - j] == planned[j:length]).all(), f"plan at n={int(mid.n)}"
+            checked += 1
+        state, taken = end, end_taken
+    assert checked > NUM_ARMS + 2
+
+
+def test_plan_rejects_sequential():
+    """A fully sequential algorithm has no batch plan (docs/semantics.md §19)."""
+    alg = jaxbai.ALGORITHMS["ttucb"]()
+    params = alg.params(delta=DELTA)
+    state = alg.init(jax.random.key(0), params, NUM_ARMS)
+    with pytest.raises(ValueError):
+        alg.plan(state, params, max_len=16)

@@ -1,4 +1,4 @@
-"""Tests for jaxbai.secure_noise: CSPRNG uniforms, exact log, snapping, local mechanisms.
+"""Tests for jaxbai.trial.secure_noise: CSPRNG uniforms, exact log, snapping, local mechanisms.
 
 Statistical checks use the Dvoretzky–Kiefer–Wolfowitz inequality, valid for any distribution
 (discrete ones included): P(sup_x |F_n(x) − F(x)| > t) ≤ 2 exp(−2 n t²). With n = 20 000 draws
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from jaxbai import secure_noise
+from jaxbai.trial import secure_noise
 
 N = 20_000
 ALPHA = 1e-6
@@ -128,12 +128,12 @@ def test_randomised_response_frequency_and_limits():
     reward, epsilon = 0.3, 1.0
     p = 0.5 + (reward - 0.5) * math.tanh(epsilon / 2)  # = (r(e^ε−1)+1)/(e^ε+1)
     assert p == pytest.approx((reward * (math.e - 1) + 1) / (math.e + 1))
-    bits = [secure_noise.randomised_response(reward, epsilon) for _ in range(N)]
+    bits = [secure_noise.secure_randomised_response(reward, epsilon) for _ in range(N)]
     assert set(bits) <= {0, 1}
     # Binomial(N, p) mean: 5 standard deviations (two-sided rate ≈ 6e-7).
     assert abs(np.mean(bits) - p) < 5 * math.sqrt(p * (1 - p) / N)
-    assert all(secure_noise.randomised_response(1.0, math.inf) == 1 for _ in range(100))
-    assert all(secure_noise.randomised_response(0.0, math.inf) == 0 for _ in range(100))
+    assert all(secure_noise.secure_randomised_response(1.0, math.inf) == 1 for _ in range(100))
+    assert all(secure_noise.secure_randomised_response(0.0, math.inf) == 0 for _ in range(100))
 
 
 def test_gaussian_mechanism_distribution():
@@ -141,7 +141,9 @@ def test_gaussian_mechanism_distribution():
     sigma = secure_noise.gaussian_sigma(epsilon, gamma)
     assert sigma == pytest.approx(math.sqrt(2 * math.log(1.25 / gamma)) / epsilon)
     n = N // 2
-    out = np.array([secure_noise.gaussian_mechanism(reward, epsilon, gamma) for _ in range(n)])
+    out = np.array(
+        [secure_noise.secure_gaussian_mechanism(reward, epsilon, gamma) for _ in range(n)]
+    )
     points = reward + sigma * np.linspace(-4, 4, 801)
     cdf = lambda x: stats.norm.cdf(x, loc=reward, scale=sigma)  # noqa: E731
     assert sup_distance(out, cdf, points) < math.sqrt(math.log(2 / ALPHA) / (2 * n))

@@ -18,8 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxbai import secure_noise, trial
-from jaxbai.trial import Trial
+from jaxbai import trial
+from jaxbai.trial import Trial, _trial, secure_noise
 
 MEANS = (0.9, 0.4, 0.2)
 
@@ -47,7 +47,7 @@ def reference_run(alg, params, num_arms, seed, observe, max_samples, uniform=Non
     With ``uniform``, global-DP releases are computed from `pending_release` counts and exact
     per-arm sums of the unreleased observations, by `secure_noise.release_mean`.
     """
-    select, stopping, pending, update = trial._compiled(alg)  # the same jitted ask/tell
+    select, stopping, pending, update = _trial._compiled(alg)  # the same jitted ask/tell
     key_init, key = jax.random.split(jax.random.key(seed))
     state = alg.init(key_init, params, num_arms)
     window = [[] for _ in range(num_arms)]
@@ -112,7 +112,7 @@ def test_trial_matches_ask_tell(tmp_path, no_fsync, algorithm, epsilon, noise, m
     published = t.publish()
     t.close()
 
-    alg, params = trial._build(t.config)
+    alg, params = _trial._build(t.config)
     if algorithm == "ctb_tt":
         replay = iter(observations)
         observe_ref = lambda arm: next(replay)  # noqa: E731
@@ -144,7 +144,7 @@ def test_dp_se_secure_release_matches_ask_tell(tmp_path, no_fsync):
         published = t.publish()
         epoch = int(t._snap.state.epoch)
     assert epoch == 2, "the run must cross an epoch boundary to test the release"
-    alg, params = trial._build(t.config)
+    alg, params = _trial._build(t.config)
     actions, _, _ = reference_run(
         alg, params, 2, 4, bernoulli_rewards(2), max_samples, uniform=uniform_stream(8),
         epsilon=1.0,

@@ -12,7 +12,13 @@ from typing import Any, NamedTuple
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxbai.base import Algorithm, Instance
 from jaxbai.engine import grid_jobs, run_grid
+
+__all__ = [
+    "SimulationResult",
+    "simulate",
+]
 
 
 class SimulationResult(NamedTuple):
@@ -39,8 +45,8 @@ class SimulationResult(NamedTuple):
 
 
 def simulate(
-    alg: Any,
-    inst: Any,
+    alg: Algorithm,
+    inst: Instance,
     epsilon: ArrayLike | None = None,
     delta: ArrayLike = 0.01,
     runs: int = 1000,
@@ -70,7 +76,7 @@ def simulate(
         >>> res.tau.shape
         (4,)
     """
-    if epsilon is None and getattr(alg, "private_epsilon", True):
+    if epsilon is None and alg.private_epsilon:
         raise ValueError(f"{alg.name} needs epsilon")
     eps_in = np.asarray(np.inf if epsilon is None else epsilon, np.float64)
     dlt_in = np.asarray(delta, np.float64)

@@ -1,18 +1,20 @@
 """Plain-Python transcription of the paper's pseudocode, for trajectory-equality tests.
 
-Written from the paper (Alg. 1, 4–10, Eq. 3/4/11–14/20, Lemma 23) and the "Semantics fixed
-here" section of the design notes, independently of `jaxbai`: loops and Python floats
-(double precision), no JAX, no NumPy in the algorithms. SciPy only evaluates the special
-functions of the theory thresholds (Riemann ζ, Lambert W₋₁, a scalar minimisation).
+Written from the paper (Alg. 1, 4–11, Eq. 3/4/11–14/20, Lemma 23, Appendix H) and the fixed
+semantics of ``docs/semantics.md``, independently of `jaxbai` (it imports nothing from it): loops
+and Python floats (double precision), no JAX, no NumPy in the algorithms. SciPy only evaluates
+the special functions of the theory thresholds (Riemann ζ, Lambert W₋₁, a scalar minimisation).
 
 Both drivers consume pre-drawn tables, so the same randomness can be fed to the JAX code:
 
 * ``observations[a][j]``: the j-th observation of arm a, as the algorithm sees it (already
   privatised for the local-DP algorithms; see `randomized_response`, `gaussian_mechanism`);
 * ``laplace[a][i]``: standard Lap(1) draws; the i-th noisy release of arm a (DAF phase i + 1,
-  DP-SE epoch i + 1) adds ``laplace[a][i] * scale`` with the mechanism's scale.
+  DP-SE epoch i + 1) adds ``laplace[a][i] * scale`` with the mechanism's scale. With one global
+  episode (docs/semantics.md §18) every arm releases at each episode end, in the same order.
 
-Ties in every argmax/argmin go to the tied arm with the highest ``priority`` (design note 6).
+Ties in every argmax/argmin go to the tied arm with the highest ``priority`` (docs/semantics.md §6);
+with one global episode, to the highest rank in the priority order rotated with n (§18).
 """
 
 from __future__ import annotations
@@ -38,17 +40,22 @@ class Trajectory:
 
     ``deferred`` (not part of equality) lists the samples at which the reference followed a
     given trajectory because its own decision was a floating-point near-tie (see `top_two`).
+    ``rounds`` (not part of equality; compare it explicitly) is the number of rounds of
+    adaptivity C(τ) (Appendix H, docs/semantics.md §20): Σ_a k_a with per-arm episodes, the
+    completed global episodes + 1 with one global episode, the completed DP-SE epochs, −1 for
+    the fully sequential algorithms.
     """
 
     arms: tuple[int, ...]
     tau: int
     recommendation: int
     deferred: tuple[int, ...] = field(default=(), compare=False)
+    rounds: int = field(default=-1, compare=False)
 
 
 # ----------------------------------------------------------------------------- tie-breaking
 def argmax(values: Sequence[float], priority: Sequence[float], allowed=None) -> int:
-    """arg max over ``allowed`` arms; ties go to the highest priority (design note 6)."""
+    """arg max over ``allowed`` arms; ties go to the highest priority (docs/semantics.md §6)."""
     arms = range(len(values)) if allowed is None else allowed
     best = max(values[a] for a in arms)
     return max((a for a in arms if values[a] == best), key=lambda a: priority[a])
@@ -221,7 +228,9 @@ def gaussian_mechanism(reward: float, normal: float, epsilon: float, gamma: floa
 
 
 # ----------------------------------------------------------------------------- Top Two (Alg. 1)
-TOP_TWO = ("ttucb", "ctb_tt", "gauss_ldp_tt", "adap_tt", "adap_tt_star")
+TOP_TWO = ("ttucb", "ctb_tt", "gauss_ldp_tt", "adap_tt", "adap_tt_star", "ttucb_dpa")
+EPISODIC = ("adap_tt", "adap_tt_star", "ttucb_dpa")
+"""Estimators whose means change only at episode ends: DAF (Alg. 5) and DPA (Alg. 11)."""
 
 
 def top_two(
@@ -232,42 +241,63 @@ def top_two(
     epsilon: float = math.inf,
     threshold: str = "heuristic",
     leader_bonus: str = "time",
+    episodes: str = "per_arm",
     laplace: Sequence[Sequence[float]] | None = None,
     beta: float = 0.5,
     gamma: float = 1e-3,
     max_samples: int = 10**6,
     follow: Sequence[int] | None = None,
     tolerance: float = 0.0,
+    censor: bool = False,
 ) -> Trajectory:
-    """One run of an instance of Alg. 1 (Table 1; standalone forms Alg. 6–10).
+    """One run of an instance of Alg. 1 (Table 1; standalone forms Alg. 6–10; DPA: Alg. 11).
 
     ttucb / ctb_tt / gauss_ldp_tt (Alg. 6/7/8): MLE of the observations, W^G and b^G (Eq. 3),
     threshold c^G (Eq. 4) or log((1 + log n)/δ). adap_tt (Alg. 9): DAF (Alg. 5), W^G, b^{G,ε}
     (Eq. 11), c^{G,ε} (Eq. 12) or its δ → 0 form. adap_tt_star (Alg. 10): as adap_tt with
     W^{G,ε} (Eq. 13) and c̃^{G,ε} (Eq. 14). DAF rows use the local counts Ñ in the leader and in
-    the GLR test, global counts N in the TC challenger (Alg. 9/10, line 15).
+    the GLR test, global counts N in the TC challenger (Alg. 9/10, line 15). ttucb_dpa
+    (Alg. 11, docs/semantics.md §17): TTUCB (σ = 1/2, W^G, b^G with the log of the samples so
+    far, c^G or log((1 + log n)/δ)) on the DPA estimator: at an arm's episode end its mean
+    becomes the mean of all its rewards so far and Ñ_a = N_a (no forgetting, no noise); (μ̃, Ñ)
+    in the leader and the GLR test, N in the TC challenger.
+
+    With ``episodes="global"`` (DAF and DPA; Appendix H, docs/semantics.md §18) each arm's first
+    pull still closes its phase 0, then one episode is shared by all arms: it ends after the
+    update at which N_a ≥ 2·N_a(start of the episode) for every arm, and every arm's statistics
+    are refreshed at once (DAF: mean of its rewards in the episode + Lap(1/(ε Ñ_a)), Ñ_a = its
+    count in the episode; DPA: mean of all its rewards, Ñ_a = N_a). The leader's bonus then reads
+    the global counts N instead of Ñ (docs/semantics.md §18).
 
     Args:
         observations: per-arm observation sequences (already privatised for local DP).
         priority: tie-breaking priority of each arm.
-        laplace: standard Lap(1) draws per arm and phase (DAF only; zeros if omitted).
+        episodes: ``"per_arm"`` (Alg. 5/11) or ``"global"`` (Appendix H); episodic rows only.
+        laplace: standard Lap(1) draws per arm and release (DAF only; zeros if omitted).
         follow: a trajectory computed in lower precision (τ = ``len(follow)``). Where its next
             outcome (arm, or stop) differs from ours and one of our decisions — an arg max/min
             or a GLR comparison W ≥ c — was within ``tolerance`` (relative) of going the other
             way, we take its outcome and record the sample in ``Trajectory.deferred``. Any other
             difference is kept, so it shows up as a divergence.
         tolerance: relative width of a floating-point near-tie.
+        censor: return a censored run (recommendation −1, τ = ``max_samples``; docs/semantics.md
+            §14) instead of raising when there is no stop within ``max_samples``.
 
     Raises:
-        RuntimeError: no stop within ``max_samples``.
+        RuntimeError: no stop within ``max_samples`` (unless ``censor``).
     """
     if name not in TOP_TWO:
         raise ValueError(name)
+    if episodes not in ("per_arm", "global") or (episodes == "global" and name not in EPISODIC):
+        raise ValueError(f"episodes={episodes!r} for {name}")
     num_arms = len(observations)
     daf = name in ("adap_tt", "adap_tt_star")
+    dpa = name == "ttucb_dpa"
+    episodic = daf or dpa
+    one_episode = episodes == "global"
     sigma2 = UNIT_SIGMA2
     if name == "gauss_ldp_tt":
-        sigma2 += gaussian_mechanism_sigma(epsilon, gamma) ** 2  # Remark 13, design note 7
+        sigma2 += gaussian_mechanism_sigma(epsilon, gamma) ** 2  # Remark 13, docs/semantics.md §7
     cost_eps = name == "adap_tt_star"
 
     def cost(mu_a, mu_b, w_a, w_b):
@@ -290,31 +320,37 @@ def top_two(
         return heuristic_gaussian(samples, delta)
 
     def bonus(a, local, samples):
+        w_a = counts[a] if one_episode else local[a]  # docs/semantics.md §18
         if not daf:
-            return gaussian_bonus(local[a], samples, sigma2)
-        k = k_index(samples if leader_bonus == "time" else local[a])
-        return private_bonus(local[a], k, epsilon)
+            return gaussian_bonus(w_a, samples, sigma2)
+        k = k_index(samples if leader_bonus == "time" else w_a)
+        return private_bonus(w_a, k, epsilon)
 
     def noise(a, i):
         return 0.0 if laplace is None else laplace[a][i]
 
-    # Initialisation (Alg. 1 line 2; design note 2): pull arms 0..K−1 once.
+    # Initialisation (Alg. 1 line 2; docs/semantics.md §2): pull arms 0..K−1 once.
     arms = list(range(num_arms))
     deferred: list[int] = []
     counts = [1] * num_arms  # N
     leader_counts = [0] * num_arms  # L
     leader_pulls = [0] * num_arms  # N^a_a
-    totals = [observations[a][0] for a in range(num_arms)]  # MLE sums
+    totals = [observations[a][0] for a in range(num_arms)]  # sums of all rewards
     if daf:
         # DAF (Alg. 5 / Alg. 9 line 2): T_1(a) = K+1, Ñ = 1, μ̃ = r + Lap(1/ε), phase k = 1.
         means = [observations[a][0] + noise(a, 0) / epsilon for a in range(num_arms)]
-        local = [1] * num_arms
-        phase_start = [1] * num_arms  # N_{T_k(a),a}
-        phase_sum = [0.0] * num_arms  # rewards since T_k(a): forgetting
-        phase = [1] * num_arms
     else:
+        # MLE (Alg. 2); DPA (Alg. 11): T_1(a) = K+1, μ̃ = r, Ñ = 1, phase k = 1.
         means = list(totals)
-        local = counts
+    local = [1] * num_arms if episodic else counts  # Ñ (the MLE uses N itself)
+    if episodic:
+        # Phase 0 of every arm closed with its first pull (docs/semantics.md §11, §17, §18).
+        phase_start = [1] * num_arms  # N at the start of the current episode: N_{T_k(a),a}
+        phase_sum = [0.0] * num_arms  # DAF: rewards since the episode start (forgetting)
+        released = [1] * num_arms  # noisy releases so far (DAF: index into laplace[a])
+        rounds = 1 if one_episode else num_arms  # docs/semantics.md §20
+    else:
+        rounds = -1
 
     def glr(rec):
         """[(W_{rec,b}, c_{rec,b}) for b ≠ rec] on (μ̃, Ñ) (Eq. 2)."""
@@ -369,8 +405,10 @@ def top_two(
                         stop, leader, arm = False, found[0], theirs
                         break
         if stop:
-            return Trajectory(tuple(arms), samples, best, tuple(deferred))
+            return Trajectory(tuple(arms), samples, best, tuple(deferred), rounds)
         if samples >= max_samples:
+            if censor:
+                return Trajectory(tuple(arms), samples, -1, tuple(deferred), rounds)
             raise RuntimeError("no stop within max_samples")
         leader_counts[leader] += 1
         leader_pulls[leader] += arm == leader
@@ -378,19 +416,30 @@ def top_two(
         z = observations[arm][counts[arm]]
         counts[arm] += 1
         arms.append(arm)
-        if not daf:
-            totals[arm] += z
+        totals[arm] += z
+        if not episodic:
             means[arm] = totals[arm] / counts[arm]
             continue
         phase_sum[arm] += z
-        if counts[arm] >= 2 * phase_start[arm]:  # Alg. 5 lines 3–8: end of the phase
-            local[arm] = counts[arm] - phase_start[arm]
-            means[arm] = phase_sum[arm] / local[arm] + noise(arm, phase[arm]) / (
-                epsilon * local[arm]
-            )
-            phase[arm] += 1
-            phase_start[arm] = counts[arm]
-            phase_sum[arm] = 0.0
+        # End of episode (Alg. 5/11 line 3): the pulled arm doubled its count (per arm), or
+        # every arm did (one global episode, Appendix H).
+        doubled = [counts[a] >= 2 * phase_start[a] for a in range(num_arms)]
+        if one_episode:
+            ended = list(range(num_arms)) if all(doubled) else []
+        else:
+            ended = [arm] if doubled[arm] else []
+        for a in ended:
+            if daf:  # Alg. 5 lines 4–7: this episode's rewards only, plus Laplace noise
+                local[a] = counts[a] - phase_start[a]
+                means[a] = phase_sum[a] / local[a] + noise(a, released[a]) / (epsilon * local[a])
+                released[a] += 1
+            else:  # Alg. 11: all rewards so far; Ñ = N (docs/semantics.md §17)
+                local[a] = counts[a]
+                means[a] = totals[a] / counts[a]
+            phase_start[a] = counts[a]
+            phase_sum[a] = 0.0
+        if ended:
+            rounds += 1 if one_episode else len(ended)  # C = Σ_a k_a, or global episodes + 1
 
 
 # ----------------------------------------------------------------------------- DP-SE
@@ -434,4 +483,4 @@ def dp_se(
         top = max(means.values())
         active = [a for a in active if top - means[a] <= 2 * (h + c)]
         epoch += 1
-    return Trajectory(tuple(arms), len(arms), active[0])
+    return Trajectory(tuple(arms), len(arms), active[0], rounds=epoch - 1)

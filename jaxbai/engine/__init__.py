@@ -1,0 +1,54 @@
+"""High-throughput grid runner: lane refill, per-job randomness, sharding, progress, checkpoints.
+
+A figure grid mixes runs that stop after 10³ samples with runs that need 10⁸, so a plain `vmap`
+of a `while_loop` (which runs until its slowest member stops) leaves most lanes idle. The engine
+keeps a fixed pool of lanes per device; every ``refill_every`` steps, each lane whose job has
+stopped (or hit ``max_samples``) writes its result and loads the next pending job.
+
+Determinism: job j's randomness depends only on (seed, run, ε, δ) — see `job_key` — and step n
+of a job uses ``fold_in(stream_key, n)``. So a job's result does not depend on the number of
+lanes, devices, chunk sizes, on which other jobs share the grid, or on interruption and resume.
+(The instance is not part of the key: the same run index on two instances shares its random
+stream, i.e. common random numbers across instances.)
+
+The host advances the compiled loop in chunks of ``chunk_steps`` steps; between chunks it prints
+progress and writes an atomic checkpoint of the finished jobs. On resume, finished jobs are
+kept and every other job is run from its start — which gives bitwise the same result as an
+uninterrupted run, since a job's trajectory depends only on its key.
+
+Jobs are split over devices round-robin and each device runs its own lane pool under
+`jax.shard_map` (no communication between devices inside a chunk). In the tail of a grid, when
+few lanes are still busy, they are compacted into a smaller pool.
+
+Modules:
+    `jaxbai.engine.jobs`: job lists (`Jobs`, `grid_jobs`) and per-job keys (`job_key`).
+    `jaxbai.engine.run`: the host loop (`run_grid`, `run_vmap`, `GridResult`, devices).
+    ``jaxbai.engine._lanes`` (private): the on-device lane program, refill, tail compaction.
+    ``jaxbai.engine._checkpoint`` (private): grid fingerprints and atomic checkpoint files.
+
+Example:
+    >>> import jaxbai
+    >>> from jaxbai import engine
+    >>> jobs = engine.grid_jobs(jaxbai.bernoulli([0.9, 0.5]), [1.0, 10.0], runs=2)
+    >>> res = engine.run_grid(jaxbai.adap_tt(), jobs, seed=0)
+    >>> res.tau.shape, bool(res.censored.any())
+    ((4,), False)
+"""
+
+from jaxbai.engine._checkpoint import CHECKPOINT_VERSION, read_checkpoint, write_checkpoint
+from jaxbai.engine.jobs import Jobs, grid_jobs, job_key
+from jaxbai.engine.run import GridResult, default_lanes, run_grid, run_vmap, select_devices
+
+__all__ = [
+    "CHECKPOINT_VERSION",
+    "GridResult",
+    "Jobs",
+    "default_lanes",
+    "grid_jobs",
+    "job_key",
+    "read_checkpoint",
+    "run_grid",
+    "run_vmap",
+    "select_devices",
+    "write_checkpoint",
+]

@@ -1,0 +1,310 @@
+"""The on-device lane program: a fixed pool of lanes per device, refilled as jobs finish.
+
+A figure grid mixes runs that stop after 10³ samples with runs that need 10⁸, so a plain `vmap`
+of a `while_loop` (`vmap_until_all_stop`, which runs until its slowest member stops) leaves
+most lanes idle. Instead each device keeps a fixed pool of lanes (`Lanes`) over its own jobs
+(`Table`); every ``refill_every`` steps, each lane whose job has stopped (or hit
+``max_samples``) writes its result into the job buffers (`Outcome`) and loads the next pending
+job (`refill`). Step n of a job uses ``fold_in(stream_key, n)`` with the job's own stream
+(`load_job`, `jaxbai.engine.job_key`), so a lane's trajectory does not depend on when, where
+or next to which other jobs it runs.
+
+`advance` runs one chunk of this loop on every device under `jax.shard_map` (jobs are split
+over devices round-robin by `device_tables`; no communication between devices inside a chunk).
+Between chunks the host copies finished jobs out (`collect`) and, in the tail of a grid,
+compacts the busy lanes into a smaller pool (`shrink_pool`).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, PartitionSpec
+
+from jaxbai._arrays import tree_where
+from jaxbai.base import Algorithm, Instance
+from jaxbai.engine.jobs import Jobs, job_key
+
+__all__ = [
+    "Lanes",
+    "Outcome",
+    "Table",
+    "advance",
+    "collect",
+    "device_tables",
+    "initial_carry",
+    "load_job",
+    "refill",
+    "shrink_pool",
+    "step_lane",
+    "tree_where_lanes",
+    "vmap_until_all_stop",
+]
+
+
+class Lanes(NamedTuple):
+    """The lane pool of one device; leaves have leading dim L (lanes)."""
+
+    job: jax.Array
+    stream: jax.Array
+    state: Any
+    params: Any
+    instance: Instance
+
+
+class Outcome(NamedTuple):
+    """Per-job result buffers of one device; leaves have leading dim J_d."""
+
+    done: jax.Array
+    tau: jax.Array
+    stopped: jax.Array
+    recommendation: jax.Array
+    rounds: jax.Array
+
+
+class Table(NamedTuple):
+    """The jobs of one device."""
+
+    instance: Instance
+    epsilon: jax.Array
+    delta: jax.Array
+    run: jax.Array
+    count: jax.Array
+
+
+def load_job(alg: Algorithm, num_arms: int, seed: jax.Array, table: Table, j: jax.Array):
+    """(stream key data, initial state, params, instance) of local job ``j``."""
+    j = jnp.minimum(j, table.run.shape[0] - 1)
+    eps, dlt = table.epsilon[j], table.delta[j]
+    key = job_key(jax.random.key(seed), table.run[j], eps, dlt)
+    init_key, stream = jax.random.split(key)
+    params = alg.params(epsilon=eps, delta=dlt)
+    instance = jax.tree_util.tree_map(lambda x: x[j], table.instance)
+    state = alg.init(init_key, params, num_arms)
+    return jax.random.key_data(stream), state, params, instance
+
+
+def _write_results(alg: Algorithm, lanes: Lanes, outcome: Outcome, finished, num_jobs) -> Outcome:
+    """Scatter the results of the finished lanes into the job buffers."""
+    slot = jnp.where(finished, lanes.job, num_jobs)
+
+    def write(buffer: jax.Array, value: jax.Array) -> jax.Array:
+        return buffer.at[slot].set(value, mode="drop")
+
+    return Outcome(
+        done=write(outcome.done, True),
+        tau=write(outcome.tau, lanes.state.n),
+        stopped=write(outcome.stopped, lanes.state.stopped),
+        recommendation=write(outcome.recommendation, lanes.state.recommendation),
+        rounds=write(outcome.rounds, jax.vmap(alg.rounds)(lanes.state)),
+    )
+
+
+def refill(alg: Algorithm, num_arms, max_samples, seed, table, lanes, outcome, next_job):
+    """Write finished lanes' results, then load pending jobs into idle lanes.
+
+    Both halves sit under `lax.cond`, so a refill with nothing to do costs a reduction.
+    """
+    num_jobs = table.run.shape[0]
+    has_job = lanes.job < num_jobs
+    finished = has_job & (lanes.state.stopped | (lanes.state.n >= max_samples))
+    outcome = jax.lax.cond(
+        jnp.any(finished),
+        lambda: _write_results(alg, lanes, outcome, finished, num_jobs),
+        lambda: outcome,
+    )
+    idle = finished | ~has_job
+    candidate = next_job + jnp.cumsum(idle) - 1
+    assign = idle & (candidate < table.count)
+    next_job = next_job + jnp.sum(assign)
+    lanes = lanes._replace(job=jnp.where(assign, candidate, jnp.where(idle, num_jobs, lanes.job)))
+
+    def load() -> Lanes:
+        stream, state, params, instance = jax.vmap(
+            lambda j: load_job(alg, num_arms, seed, table, j)
+        )(candidate)
+        loaded = Lanes(lanes.job, stream, state, params, instance)
+        return tree_where_lanes(assign, loaded, lanes)
+
+    lanes = jax.lax.cond(jnp.any(assign), load, lambda: lanes)
+    return lanes, outcome, next_job
+
+
+def tree_where_lanes(mask: jax.Array, on_true: Any, on_false: Any) -> Any:
+    """Per-lane select between two pytrees whose leaves have leading dim L."""
+
+    def select(a: jax.Array, b: jax.Array) -> jax.Array:
+        return jnp.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), a, b)
+
+    return jax.tree_util.tree_map(select, on_true, on_false)
+
+
+def step_lane(alg: Algorithm, max_samples: jax.Array, lane: Lanes) -> Lanes:
+    """One step of one lane's job; a no-op once it has drawn ``max_samples`` samples."""
+    key = jax.random.fold_in(jax.random.wrap_key_data(lane.stream), lane.state.n)
+    stepped = alg.step(key, lane.state, lane.instance, lane.params)
+    return lane._replace(state=tree_where(lane.state.n < max_samples, stepped, lane.state))
+
+
+def _advance_device(
+    alg: Algorithm, num_arms, refill_every, max_samples, seed, iterations, table, carry
+):
+    """Run up to ``iterations`` steps of one device's lane pool (inside `shard_map`)."""
+    table = table._replace(count=table.count[0])
+    lanes, outcome, next_job = carry
+    next_job = next_job[0]
+    num_jobs = table.run.shape[0]
+
+    def running(c):
+        it, lanes, _, next_job = c
+        return (it < iterations) & (jnp.any(lanes.job < num_jobs) | (next_job < table.count))
+
+    def body(c):
+        it, lanes, outcome, next_job = c
+        lanes, outcome, next_job = refill(
+            alg, num_arms, max_samples, seed, table, lanes, outcome, next_job
+        )
+        step = jax.vmap(partial(step_lane, alg, max_samples))
+        lanes = jax.lax.fori_loop(0, refill_every, lambda _, ln: step(ln), lanes)
+        return it + refill_every, lanes, outcome, next_job
+
+    it, lanes, outcome, next_job = jax.lax.while_loop(
+        running, body, (jnp.int32(0), lanes, outcome, next_job)
+    )
+    return (lanes, outcome, next_job[None]), it[None]
+
+
+@partial(jax.jit, static_argnames=("alg", "num_arms", "refill_every", "mesh"))
+def advance(
+    alg: Algorithm, num_arms, refill_every, mesh: Mesh, max_samples, seed, iterations, table, carry
+):
+    """One chunk: up to ``iterations`` steps of every device's lane pool.
+
+    Returns the new carry (lanes, outcome, next job per device) and the steps each device ran.
+    Only ``alg``, ``num_arms``, ``refill_every`` and ``mesh`` are static: new ε, δ, seeds or
+    budgets reuse the compiled program.
+    """
+    spec = PartitionSpec("d")
+    fn = partial(_advance_device, alg, num_arms, refill_every, max_samples, seed, iterations)
+    return jax.shard_map(
+        fn, mesh=mesh, in_specs=(spec, spec), out_specs=(spec, spec), check_vma=False
+    )(table, carry)
+
+
+@partial(jax.jit, static_argnames=("alg", "num_arms"))
+def vmap_until_all_stop(alg: Algorithm, num_arms, max_samples, seed, table):
+    """Every job of ``table`` in its own lane, all run until the slowest stops (no refill).
+
+    Returns per-job (τ, stopped, recommendation, rounds); same keys and step as `advance`.
+    """
+
+    def one(j):
+        stream, state, params, instance = load_job(alg, num_arms, seed, table, j)
+        lane = Lanes(j, stream, state, params, instance)
+
+        def running(ln: Lanes) -> jax.Array:
+            return ~ln.state.stopped & (ln.state.n < max_samples)
+
+        final = jax.lax.while_loop(running, partial(step_lane, alg, max_samples), lane).state
+        return final.n, final.stopped, final.recommendation, alg.rounds(final)
+
+    return jax.vmap(one)(jnp.arange(table.run.shape[0]))
+
+
+# ----------------------------------------------------------------------------- host helpers
+def device_tables(jobs: Jobs, pending: np.ndarray, num_devices: int) -> tuple[Table, np.ndarray]:
+    """Round-robin split of the pending jobs over devices, padded to equal length.
+
+    Returns the stacked tables (leading dim ``num_devices * width``) and ``order``, shape
+    ``(num_devices, width)``: the global job index of each local slot.
+    """
+    # Longest jobs first (smallest ε, then δ) so the tail of the run holds short jobs; the
+    # order never changes a job's result.
+    pending = pending[np.lexsort((jobs.delta[pending], jobs.epsilon[pending]))]
+    per_device = [pending[d::num_devices] for d in range(num_devices)]
+    width = max(1, max(len(p) for p in per_device))
+    order = np.full((num_devices, width), pending[0] if len(pending) else 0, np.int64)
+    counts = np.zeros(num_devices, np.int32)
+    for d, p in enumerate(per_device):
+        order[d, : len(p)] = p
+        counts[d] = len(p)
+    flat = order.ravel()
+    table = Table(
+        instance=jax.tree_util.tree_map(lambda x: jnp.asarray(np.asarray(x)[flat]), jobs.instance),
+        epsilon=jnp.asarray(jobs.epsilon[flat], jnp.float32),
+        delta=jnp.asarray(jobs.delta[flat], jnp.float32),
+        run=jnp.asarray(jobs.run[flat], jnp.int32),
+        count=jnp.asarray(counts),
+    )
+    return table, order
+
+
+def initial_carry(
+    alg: Algorithm, num_arms: int, seed: int, table: Table, lanes_per_device: int, num_devices: int
+) -> tuple[Lanes, Outcome, jax.Array]:
+    """Empty lanes (no job, marked stopped), empty result buffers, next job 0 per device."""
+    width = table.run.shape[0] // num_devices
+    first_device = jax.tree_util.tree_map(lambda x: x[:width], table)
+    stream, state, params, instance = jax.vmap(
+        lambda j: load_job(alg, num_arms, jnp.int32(seed), first_device._replace(count=0), j)
+    )(jnp.zeros(lanes_per_device * num_devices, jnp.int32))
+    lanes = Lanes(
+        job=jnp.full(lanes_per_device * num_devices, width, jnp.int32),
+        stream=stream,
+        state=state._replace(stopped=jnp.ones_like(state.stopped)),
+        params=params,
+        instance=instance,
+    )
+    size = num_devices * width
+    outcome = Outcome(
+        done=jnp.zeros(size, bool),
+        tau=jnp.zeros(size, jnp.int32),
+        stopped=jnp.zeros(size, bool),
+        recommendation=jnp.full(size, -1, jnp.int32),
+        rounds=jnp.full(size, -1, jnp.int32),
+    )
+    return lanes, outcome, jnp.zeros(num_devices, jnp.int32)
+
+
+def collect(outcome: Outcome, order: np.ndarray, results: dict[str, np.ndarray]) -> None:
+    """Copy newly finished jobs from the device buffers into the host results."""
+    host = jax.device_get(outcome)
+    done = np.asarray(host.done).reshape(order.shape)
+    fresh = done & ~results["done"][order]
+    if not fresh.any():
+        return
+    index = order[fresh]
+    for name in ("tau", "stopped", "recommendation", "rounds"):
+        results[name][index] = np.asarray(getattr(host, name)).reshape(order.shape)[fresh]
+    results["done"][index] = True
+
+
+def shrink_pool(
+    carry: tuple, table: Table, num_devices: int, sharding: jax.sharding.Sharding
+) -> tuple[tuple, int]:
+    """Tail compaction: once every job is assigned, move the busy lanes into a smaller pool.
+
+    A `vmap` costs the same per step whatever the number of busy lanes, so the last long jobs of
+    a grid would run at the speed of the full pool. When at most a quarter of the lanes are
+    busy and nothing is pending, the busy lanes move (unchanged: a job's result depends only on
+    its own state) into a pool of the next power of two ≥ 4; each smaller program compiles once.
+    Returns the (possibly) compacted carry and the lanes per device.
+    """
+    lanes, outcome, next_job = carry
+    lanes_per_device = lanes.job.shape[0] // num_devices
+    width = table.run.shape[0] // num_devices
+    host_job = np.asarray(jax.device_get(lanes.job)).reshape(num_devices, lanes_per_device)
+    pending = np.asarray(jax.device_get(next_job)) < np.asarray(jax.device_get(table.count))
+    busy = host_job < width
+    needed = max(4, 1 << int(busy.sum(axis=1).max() - 1).bit_length())
+    if pending.any() or needed > lanes_per_device // 4:
+        return carry, lanes_per_device
+    keep = np.argsort(~busy, axis=1, kind="stable")[:, :needed]
+    index = (keep + lanes_per_device * np.arange(num_devices)[:, None]).ravel()
+    host = jax.device_get(lanes)
+    smaller = jax.tree_util.tree_map(lambda x: np.asarray(x)[index], host)
+    return (jax.device_put(smaller, sharding), outcome, next_job), needed

@@ -1,0 +1,97 @@
+"""Job lists and per-job keys.
+
+A grid is a flat list of jobs (`Jobs`): one (instance, ε, δ, run index) each. Job j's
+randomness depends only on (seed, run, ε, δ) — see `job_key` — so a job's result does not
+depend on which other jobs share its grid, on their order, or on how the engine lays them out
+over lanes and devices. The instance is not part of the key: the same run index on two
+instances shares its random stream, i.e. common random numbers across instances.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from jaxbai.base import Instance
+
+__all__ = ["Jobs", "grid_jobs", "job_key"]
+
+
+class Jobs(NamedTuple):
+    """A list of J jobs. ``instance`` is an instance pytree whose leaves have leading dim J."""
+
+    instance: Instance
+    epsilon: np.ndarray
+    delta: np.ndarray
+    run: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.run.shape[0])
+
+
+def _float_bits(x: ArrayLike) -> jax.Array:
+    """The float32 bit pattern of ``x`` as uint32 (a key coordinate)."""
+    return jax.lax.bitcast_convert_type(jnp.asarray(x, jnp.float32), jnp.uint32)
+
+
+def job_key(master: jax.Array, run: ArrayLike, epsilon: ArrayLike, delta: ArrayLike) -> jax.Array:
+    """The key of one job, from (master key, run index, ε, δ) only.
+
+    ε and δ enter through their float32 bit patterns, so two jobs share a stream exactly when
+    they share the run index and the float32 values of ε and δ.
+    """
+    key = jax.random.fold_in(master, jnp.asarray(run, jnp.uint32))
+    key = jax.random.fold_in(key, _float_bits(epsilon))
+    return jax.random.fold_in(key, _float_bits(delta))
+
+
+def grid_jobs(
+    instances: Instance | Sequence[Instance],
+    epsilon: ArrayLike | Sequence[float],
+    delta: ArrayLike | Sequence[float] = 0.01,
+    runs: int = 1,
+) -> Jobs:
+    """The Cartesian product instances × ε × δ × runs (runs vary fastest).
+
+    Args:
+        instances: one instance or a sequence of instances of the same type and K.
+        epsilon: scalar or sequence of ε (``inf`` for non-private algorithms).
+        delta: scalar or sequence of δ.
+        runs: runs per (instance, ε, δ) cell.
+
+    Example:
+        >>> import jaxbai
+        >>> jobs = grid_jobs([jaxbai.bernoulli([0.9, 0.5])], [0.1, 1.0], 0.01, runs=3)
+        >>> len(jobs)
+        6
+    """
+    insts = [instances] if hasattr(instances, "means") else list(instances)
+    if not insts:
+        raise ValueError("instances must not be empty")
+    structure = jax.tree_util.tree_structure(insts[0])
+    if any(jax.tree_util.tree_structure(i) != structure for i in insts):
+        raise ValueError("all instances of a grid must have the same type")
+    if len({np.asarray(i.means).shape for i in insts}) != 1:
+        raise ValueError("all instances of a grid must have the same number of arms")
+    eps = np.atleast_1d(np.asarray(epsilon, np.float64))
+    dlt = np.atleast_1d(np.asarray(delta, np.float64))
+    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 1:
+        raise ValueError(f"runs must be a positive integer, got {runs!r}")
+    i_idx, e_idx, d_idx, r_idx = (
+        g.ravel()
+        for g in np.meshgrid(
+            np.arange(len(insts)),
+            np.arange(eps.size),
+            np.arange(dlt.size),
+            np.arange(runs),
+            indexing="ij",
+        )
+    )
+    stacked = jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *insts)
+    instance = jax.tree_util.tree_map(lambda x: x[i_idx], stacked)
+    return Jobs(instance, eps[e_idx], dlt[d_idx], r_idx.astype(np.int64))

@@ -1,0 +1,343 @@
+"""The host side: device choice, lane pool size, the chunk loop with progress and checkpoints.
+
+`run_grid` validates the grid, splits the pending jobs over the devices, then advances the
+compiled lane program (`jaxbai.engine._lanes`) in chunks of ``chunk_steps`` steps; between
+chunks it copies finished jobs to the host, prints progress, writes an atomic checkpoint of the
+finished jobs every ``checkpoint_every`` seconds and, in the tail of the grid, compacts the lane
+pool. `run_vmap` is the baseline without lane refill, with the same keys and step.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, PartitionSpec
+
+from jaxbai import _validate
+from jaxbai.base import Algorithm
+from jaxbai.engine._checkpoint import (
+    empty_results,
+    grid_fingerprint,
+    read_checkpoint,
+    write_checkpoint,
+)
+from jaxbai.engine._lanes import (
+    advance,
+    collect,
+    device_tables,
+    initial_carry,
+    shrink_pool,
+    vmap_until_all_stop,
+)
+from jaxbai.engine.jobs import Jobs
+
+__all__ = ["GridResult", "default_lanes", "run_grid", "run_vmap", "select_devices"]
+
+
+class GridResult(NamedTuple):
+    """Per-job outcomes (numpy, shape ``(J,)``) and run statistics.
+
+    Attributes:
+        tau: samples drawn at stopping (K initial samples included); for censored jobs, the
+            samples drawn when the job was cut.
+        recommendation: recommended arm (−1 if censored).
+        correct: recommendation is the instance's best arm.
+        censored: did not stop within ``max_samples``.
+        rounds: rounds of adaptivity (DAF: Σ_a k_a; DP-SE: epochs; −1 otherwise).
+        jobs: the job list.
+        lane_steps: lane-steps executed in this call (idle lanes included).
+        samples: samples drawn by the jobs finished in this call.
+        wall_time: seconds spent in this call.
+    """
+
+    tau: np.ndarray
+    recommendation: np.ndarray
+    correct: np.ndarray
+    censored: np.ndarray
+    rounds: np.ndarray
+    jobs: Jobs
+    lane_steps: int
+    samples: int
+    wall_time: float
+
+    @property
+    def efficiency(self) -> float:
+        """Useful samples / executed lane-steps of this call."""
+        return self.samples / max(self.lane_steps, 1)
+
+
+def select_devices(device: str | None) -> list[jax.Device]:
+    """The devices of a platform (``"cpu"``, ``"gpu"``) or JAX's default ones.
+
+    Raises:
+        ValueError: the platform is not available to JAX (never a silent CPU fallback).
+    """
+    if device is None:
+        return jax.devices()
+    if device not in ("cpu", "gpu"):
+        raise ValueError(f"device must be 'cpu' or 'gpu', got {device!r}")
+    try:
+        return jax.devices(device)
+    except RuntimeError as err:
+        raise ValueError(
+            f"device={device!r} was requested but JAX sees no {device.upper()} "
+            f"(available: {[d.platform for d in jax.devices()]}); install the matching jaxlib"
+        ) from err
+
+
+def default_lanes(platform: str, jobs_per_device: int) -> int:
+    """Lane pool size: about a quarter of a device's jobs, as a power of two, clipped.
+
+    Enough jobs per lane keep refill busy (few idle lanes while long jobs finish), and on CPU
+    the pool stays small enough for the cache (32–256 lanes; a step is fastest at 128–512);
+    GPUs want wide pools (1024–32768 lanes).
+
+    Example:
+        >>> default_lanes("cpu", 1000), default_lanes("gpu", 10)
+        (256, 1024)
+    """
+    low, high = (32, 256) if platform == "cpu" else (1024, 32768)
+    quarter = max(1, -(-jobs_per_device // 4))
+    return int(min(high, max(low, 1 << (quarter - 1).bit_length())))
+
+
+class _Progress:
+    """One-line progress on stderr: jobs, samples, rate, ETA."""
+
+    def __init__(self, total_jobs: int, enabled: bool) -> None:
+        self.total, self.enabled, self.start = total_jobs, enabled, time.perf_counter()
+
+    def update(self, done: int, samples: int, final: bool = False) -> None:
+        if not self.enabled:
+            return
+        elapsed = time.perf_counter() - self.start
+        rate = samples / max(elapsed, 1e-9)
+        eta = elapsed / done * (self.total - done) if done else float("nan")
+        end = "\n" if final else ""
+        print(
+            f"\r{done}/{self.total} jobs | {samples:.3g} samples | {rate:.3g} samples/s | "
+            f"elapsed {elapsed:.0f}s | ETA {eta:.0f}s   ",
+            end=end,
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _check_grid(alg: Algorithm, jobs: Jobs, max_samples: int) -> np.ndarray:
+    """Validate a grid before compiling; returns each job's best arm."""
+    max_samples = _validate.check_max_samples(max_samples)
+    if alg.unit_interval and not jobs.instance.unit_interval:
+        raise ValueError(f"{alg.name} needs rewards in [0, 1]; got {type(jobs.instance).__name__}")
+    means = np.asarray(jobs.instance.means, np.float64)
+    _validate.check_num_arms(means.shape[-1])
+    best = _validate.check_unique_best(means)
+    alg.params(epsilon=jobs.epsilon, delta=jobs.delta)  # validates ε and δ
+    return best
+
+
+def run_grid(
+    alg: Algorithm,
+    jobs: Jobs,
+    *,
+    seed: int = 0,
+    max_samples: int = 10**9,
+    lanes_per_device: int | None = None,
+    refill_every: int = 16,
+    chunk_steps: int = 1 << 15,
+    device: str | None = None,
+    checkpoint: str | None = None,
+    resume: bool = False,
+    checkpoint_every: float = 30.0,
+    progress: bool = False,
+    max_chunks: int | None = None,
+    shrink_after: float = 5.0,
+) -> GridResult:
+    """Run every job of a grid to completion with lane refill; see `jaxbai.engine`.
+
+    Args:
+        alg: an algorithm (static: selects the compiled program).
+        jobs: the job list (`jaxbai.engine.grid_jobs`).
+        seed: master seed.
+        max_samples: per-job sample budget; jobs that reach it are censored.
+        lanes_per_device: lane pool size per device; default `default_lanes`.
+        refill_every: steps between refills (a finished lane idles at most this long).
+        chunk_steps: steps per compiled call between host updates.
+        device: ``"cpu"``, ``"gpu"`` or None (JAX's default devices).
+        checkpoint: path of the checkpoint file (None: no checkpoint).
+        resume: continue from ``checkpoint`` (finished jobs are kept, others rerun exactly).
+        checkpoint_every: seconds between checkpoint writes (one is always written at the end).
+        progress: print a progress line on stderr.
+        max_chunks: stop after this many chunks (for tests of interruption); unfinished jobs
+            then have ``done`` False and are reported censored with τ = 0.
+        shrink_after: compact the lane pool in the tail of the grid (see
+            `jaxbai.engine._lanes.shrink_pool`) once the grid has run this many seconds, so
+            that the recompilations pay for themselves (0: always; ``inf``: never).
+
+    Returns:
+        A `GridResult`.
+
+    Example:
+        >>> import jaxbai
+        >>> from jaxbai.engine import grid_jobs
+        >>> jobs = grid_jobs(jaxbai.bernoulli([0.9, 0.5]), [1.0], runs=4)
+        >>> res = run_grid(jaxbai.adap_tt(), jobs)
+        >>> res.tau.shape
+        (4,)
+    """
+    best = _check_grid(alg, jobs, max_samples)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    devices = select_devices(device)
+    if lanes_per_device is None:
+        lanes_per_device = default_lanes(devices[0].platform, -(-len(jobs) // len(devices)))
+    for name, value in (
+        ("lanes_per_device", lanes_per_device),
+        ("refill_every", refill_every),
+        ("chunk_steps", chunk_steps),
+    ):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    start = time.perf_counter()
+    fingerprint = grid_fingerprint(alg, jobs, seed, max_samples)
+    if checkpoint and resume:
+        results = read_checkpoint(checkpoint, fingerprint, len(jobs))
+    else:
+        results = empty_results(len(jobs))
+    pending = np.flatnonzero(~results["done"])
+    lane_steps = samples = 0
+    if len(pending):
+        settings = _Settings(
+            seed,
+            max_samples,
+            lanes_per_device,
+            refill_every,
+            chunk_steps,
+            checkpoint,
+            fingerprint,
+            checkpoint_every,
+            progress,
+            max_chunks,
+            shrink_after,
+        )
+        lane_steps, samples = _run_pending(alg, jobs, pending, results, devices, settings)
+    if checkpoint:
+        write_checkpoint(checkpoint, fingerprint, results)
+    return _grid_result(results, best, jobs, max_samples, lane_steps, samples, start)
+
+
+def _grid_result(
+    results: dict[str, np.ndarray],
+    best: np.ndarray,
+    jobs: Jobs,
+    max_samples: int,
+    lane_steps: int,
+    samples: int,
+    start: float,
+) -> GridResult:
+    """Host results → `GridResult`: censoring (not stopped, or over budget) voids the answer."""
+    censored = ~results["stopped"] | (results["tau"] > max_samples)
+    recommendation = np.where(censored, -1, results["recommendation"])
+    return GridResult(
+        tau=results["tau"],
+        recommendation=recommendation,
+        correct=recommendation == best,
+        censored=censored,
+        rounds=results["rounds"],
+        jobs=jobs,
+        lane_steps=lane_steps,
+        samples=samples,
+        wall_time=time.perf_counter() - start,
+    )
+
+
+class _Settings(NamedTuple):
+    """The host loop's configuration (see `run_grid`)."""
+
+    seed: int
+    max_samples: int
+    lanes_per_device: int
+    refill_every: int
+    chunk_steps: int
+    checkpoint: str | None
+    fingerprint: str
+    checkpoint_every: float
+    progress: bool
+    max_chunks: int | None
+    shrink_after: float
+
+
+def _run_pending(
+    alg: Algorithm,
+    jobs: Jobs,
+    pending: np.ndarray,
+    results: dict[str, np.ndarray],
+    devices: list[jax.Device],
+    settings: _Settings,
+) -> tuple[int, int]:
+    """The host loop over compiled chunks; returns (lane-steps executed, samples finished)."""
+    lanes_per_device = settings.lanes_per_device
+    num_devices = len(devices)
+    mesh = Mesh(np.array(devices), ("d",))
+    num_arms = int(np.asarray(jobs.instance.means).shape[-1])
+    table, order = device_tables(jobs, pending, num_devices)
+    sharding = jax.sharding.NamedSharding(mesh, PartitionSpec("d"))
+    table = jax.device_put(table, sharding)
+    carry = jax.device_put(
+        initial_carry(alg, num_arms, settings.seed, table, lanes_per_device, num_devices), sharding
+    )
+    bar = _Progress(len(jobs), settings.progress)
+    already = results["done"].copy()
+    lane_steps, chunks = 0, 0
+    loop_start = last_write = time.perf_counter()
+    while True:
+        carry, iterations = advance(
+            alg,
+            num_arms,
+            settings.refill_every,
+            mesh,
+            jnp.int32(settings.max_samples),
+            jnp.int32(settings.seed),
+            jnp.int32(settings.chunk_steps),
+            table,
+            carry,
+        )
+        lane_steps += int(np.sum(jax.device_get(iterations))) * lanes_per_device
+        chunks += 1
+        if time.perf_counter() - loop_start >= settings.shrink_after:
+            carry, lanes_per_device = shrink_pool(carry, table, num_devices, sharding)
+        collect(carry[1], order, results)
+        samples = int(results["tau"][results["done"] & ~already].sum())
+        finished = bool(results["done"].all())
+        bar.update(int(results["done"].sum()), samples, final=finished)
+        if settings.checkpoint and time.perf_counter() - last_write > settings.checkpoint_every:
+            write_checkpoint(settings.checkpoint, settings.fingerprint, results)
+            last_write = time.perf_counter()
+        if finished or (settings.max_chunks is not None and chunks >= settings.max_chunks):
+            return lane_steps, samples
+
+
+def run_vmap(alg: Algorithm, jobs: Jobs, *, seed: int = 0, max_samples: int = 10**9) -> GridResult:
+    """Baseline without lane refill: one `vmap` of a `while_loop` over all jobs, on one device.
+
+    Every lane runs until the slowest job stops. Same keys and step as `run_grid`, so per-job
+    results are identical; used by the benchmarks and tests as the reference.
+    """
+    best = _check_grid(alg, jobs, max_samples)
+    num_arms = int(np.asarray(jobs.instance.means).shape[-1])
+    table, order = device_tables(jobs, np.arange(len(jobs)), 1)
+    start = time.perf_counter()
+    outputs = jax.device_get(
+        vmap_until_all_stop(alg, num_arms, jnp.int32(max_samples), jnp.int32(seed), table)
+    )
+    results = empty_results(len(jobs))
+    for name, value in zip(("tau", "stopped", "recommendation", "rounds"), outputs, strict=True):
+        results[name][order.ravel()] = value
+    lane_steps = int(results["tau"].clip(max=max_samples).max()) * len(jobs)
+    return _grid_result(
+        results, best, jobs, max_samples, lane_steps, int(results["tau"].sum()), start
+    )

@@ -1,0 +1,193 @@
+"""The one registry of algorithms: name → factory, with the metadata every consumer reads.
+
+`jaxbai.ALGORITHMS` is the registry. The trial (`jaxbai.trial`), the sweep CLI, the experiment
+grids, plots and reports read an algorithm's display name, privacy model, participant-side
+mechanism, whether it takes ε and which threshold families it offers from its entry, never
+from lists of their own. Adding an algorithm is one `register` call with its factory:
+
+Example:
+    >>> import dataclasses
+    >>> import jaxbai
+    >>> def adap_tt_beta03(**options):
+    ...     return dataclasses.replace(jaxbai.adap_tt(beta=0.3, **options), name="adap_tt_beta03")
+    >>> entry = jaxbai.register("adap_tt_beta03", adap_tt_beta03, "AdaP-TT (β = 0.3)")
+    >>> entry.privacy, entry.takes_epsilon, entry.thresholds
+    ('global', True, ('heuristic', 'theory'))
+    >>> jaxbai.ALGORITHMS["adap_tt_beta03"]().beta
+    0.3
+    >>> jaxbai.unregister("adap_tt_beta03")
+
+Entries are callable like the factory they hold (``jaxbai.ALGORITHMS["ttucb"](threshold=…)``),
+so code written against the earlier name → factory dictionary keeps working.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from jaxbai import dpse, thresholds, toptwo
+from jaxbai.base import PRIVACY_MODELS, Algorithm
+
+__all__ = ["ALGORITHMS", "AlgorithmEntry", "Registry", "register", "unregister"]
+
+
+@dataclasses.dataclass(frozen=True)
+class AlgorithmEntry:
+    """One registered algorithm.
+
+    Attributes:
+        name: registry key (also ``factory().name``).
+        factory: builds the algorithm from keyword options (static configuration).
+        display_name: name used in figures and reports.
+        privacy: trust model, one of ``"none"``, ``"local"``, ``"global"``.
+        participant_mechanism: the mechanism participants run (local DP), else None.
+        takes_epsilon: whether ε is a parameter (False: the algorithm ignores it).
+        thresholds: the stopping-threshold families the factory's ``threshold`` option takes
+            (empty if it has none, e.g. DP-SE).
+        options: the keyword options of the factory.
+        episodic: whether the algorithm plans its pulls by episodes (Appendix H).
+    """
+
+    name: str
+    factory: Callable[..., Algorithm]
+    display_name: str
+    privacy: str
+    participant_mechanism: str | None
+    takes_epsilon: bool
+    thresholds: tuple[str, ...]
+    options: tuple[str, ...]
+    episodic: bool
+
+    def __call__(self, **options: Any) -> Algorithm:
+        """Build the algorithm; an option the factory does not take is a ValueError."""
+        unknown = sorted(set(options) - set(self.options))
+        if unknown:
+            raise ValueError(
+                f"{self.name} takes options {list(self.options)}, not {', '.join(unknown)}"
+            )
+        return self.factory(**options)
+
+
+def _entry(name: str, factory: Callable[..., Algorithm], display_name: str) -> AlgorithmEntry:
+    """An entry whose metadata is read from the algorithm the factory builds by default."""
+    options = tuple(inspect.signature(factory).parameters)
+    alg = factory()
+    if alg.name != name:
+        raise ValueError(f"factory for {name!r} builds an algorithm named {alg.name!r}")
+    if alg.privacy not in PRIVACY_MODELS:
+        raise ValueError(f"{name}: privacy must be one of {PRIVACY_MODELS}, got {alg.privacy!r}")
+    return AlgorithmEntry(
+        name=name,
+        factory=factory,
+        display_name=display_name,
+        privacy=alg.privacy,
+        participant_mechanism=alg.local_mechanism,
+        takes_epsilon=alg.private_epsilon,
+        thresholds=thresholds.THRESHOLD_FAMILIES if "threshold" in options else (),
+        options=options,
+        episodic=alg.episodic,
+    )
+
+
+class Registry(Mapping[str, AlgorithmEntry]):
+    """Name → `AlgorithmEntry`, in registration order."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, AlgorithmEntry] = {}
+
+    def __getitem__(self, name: str) -> AlgorithmEntry:
+        try:
+            return self._entries[name]
+        except KeyError:
+            known = list(self._entries)
+            raise KeyError(f"unknown algorithm {name!r}; registered: {known}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get_entry(self, name: str) -> AlgorithmEntry:
+        """The entry of ``name``; ValueError naming the registered algorithms otherwise."""
+        if name not in self._entries:
+            raise ValueError(f"algorithm must be one of {list(self._entries)}, got {name!r}")
+        return self._entries[name]
+
+    def register(
+        self,
+        name: str,
+        factory: Callable[..., Algorithm],
+        display_name: str | None = None,
+        *,
+        replace: bool = False,
+    ) -> AlgorithmEntry:
+        """Add ``factory`` under ``name`` (see `register`)."""
+        if name in self._entries and not replace:
+            raise ValueError(f"{name!r} is already registered (pass replace=True)")
+        entry = _entry(name, factory, display_name or name)
+        self._entries[name] = entry
+        return entry
+
+    def unregister(self, name: str) -> None:
+        """Remove ``name``."""
+        self.get_entry(name)
+        del self._entries[name]
+
+
+ALGORITHMS = Registry()
+"""Every algorithm jaxbai knows, by name (the paper's six, plus any a user registers)."""
+
+
+def register(
+    name: str,
+    factory: Callable[..., Algorithm],
+    display_name: str | None = None,
+    *,
+    replace: bool = False,
+) -> AlgorithmEntry:
+    """Register an algorithm in `ALGORITHMS`; its metadata is read from ``factory()``.
+
+    Args:
+        name: registry key; ``factory().name`` must equal it.
+        factory: keyword options → algorithm (satisfying `jaxbai.base.Algorithm`); it must
+            build with no arguments.
+        display_name: name for figures and reports (default: ``name``).
+        replace: allow replacing an existing entry.
+
+    Raises:
+        ValueError: the name is taken, or the factory's algorithm disagrees with it.
+    """
+    return ALGORITHMS.register(name, factory, display_name, replace=replace)
+
+
+def unregister(name: str) -> None:
+    """Remove ``name`` from `ALGORITHMS`."""
+    ALGORITHMS.unregister(name)
+
+
+for _name, _factory, _display in (
+    ("ttucb", toptwo.ttucb, "TTUCB"),
+    ("ctb_tt", toptwo.ctb_tt, "CTB-TT"),
+    ("gauss_ldp_tt", toptwo.gauss_ldp_tt, "Gauss-LDP-TT"),
+    ("adap_tt", toptwo.adap_tt, "AdaP-TT"),
+    ("adap_tt_star", toptwo.adap_tt_star, "AdaP-TT*"),
+    ("dp_se", dpse.dp_se, "DP-SE"),
+    ("ttucb_dpa", toptwo.ttucb_dpa, "TTUCB-DPA"),
+    (
+        "ttucb_dpa_global",
+        functools.partial(toptwo.ttucb_dpa, episodes="global"),
+        "TTUCB-DPA (global)",
+    ),
+    ("adap_tt_global", functools.partial(toptwo.adap_tt, episodes="global"), "AdaP-TT (global)"),
+    (
+        "adap_tt_star_global",
+        functools.partial(toptwo.adap_tt_star, episodes="global"),
+        "AdaP-TT* (global)",
+    ),
+):
+    register(_name, _factory, _display)

@@ -1,0 +1,201 @@
+"""Lower bounds on the sample complexity, privacy-regime switches and asymptotic upper bounds.
+
+All functions accept means of shape (..., K) and broadcast ε (and β) against the batch shape.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jaxbai.theory._common import (
+    _as_means,
+    _check_choice,
+    _check_means,
+    _check_open_unit,
+    _check_positive,
+    _float,
+    _gaps,
+)
+from jaxbai.theory.characteristic_times import (
+    t_star,
+    t_star_global_proxy,
+    t_star_tv_closed_form,
+)
+
+__all__ = [
+    "adap_tt_bound",
+    "adap_tt_star_bound",
+    "ctb_tt_bound",
+    "g1",
+    "g2",
+    "lower_bound_samples",
+    "regime_switch",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Regime switches and lower bounds on the sample complexity
+# --------------------------------------------------------------------------------------------
+
+
+def _local_switch_from_ratio(ratio: jax.Array) -> jax.Array:
+    """Solve c(ε) = ratio for ε (c is increasing; c(log 2) = 4)."""
+    low = jnp.log((1.0 + jnp.sqrt(1.0 + 4.0 * jnp.sqrt(ratio))) / 2.0)  # e^ε(e^ε − 1) = √r
+    high = jnp.log1p(jnp.sqrt(ratio) / 2.0)  # 2(e^ε − 1) = √r
+    return jnp.where(ratio <= 4.0, low, high)
+
+
+def regime_switch(means: ArrayLike, model: str = "local") -> jax.Array:
+    """Privacy budget ε at which the two terms of the relaxed lower bound cross.
+
+    * ``"local"`` (Corollary 11, Section 3.1): c(ε) = T*_TV²(ν) / T*_KL(ν), in closed form:
+      ε = log((1 + √(1 + 4√r)) / 2) if r ≤ 4, else log(1 + √r / 2).
+    * ``"global"`` (Corollary 18, Section 4.1): ε = T*_TV(ν) / T*_KL(ν).
+
+    Example:
+        >>> eps = regime_switch([0.95, 0.9, 0.9, 0.9, 0.5], "global")
+        >>> bool(0.0 < float(eps) < 1.0)
+        True
+    """
+    _check_choice("model", model, ("local", "global"))
+    _check_means(means, bernoulli=True)
+    t_kl, _ = t_star(means, "kl_bernoulli")
+    if model == "local":
+        t_tv2, _ = t_star(means, "tv2")
+        return _local_switch_from_ratio(t_tv2 / t_kl)
+    return t_star_tv_closed_form(means) / t_kl
+
+
+def lower_bound_samples(time: ArrayLike, delta: ArrayLike, kind: str = "log") -> jax.Array:
+    """Expected-sample-complexity lower bound from a characteristic time.
+
+    ``kind="log"``: T · log(1/(2.4δ)) (Lemma 5, Theorems 10 and 17); ``kind="kl"``: the sharper
+    T · kl(1 − δ, δ) = T (1 − 2δ) log((1 − δ)/δ) from which they are derived (Appendix D).
+
+    Example:
+        >>> round(float(lower_bound_samples(100.0, 0.01)), 2)
+        372.97
+    """
+    _check_choice("kind", kind, ("log", "kl"))
+    _check_open_unit("delta", delta)
+    t = _float(time)
+    d = jnp.asarray(delta, t.dtype)
+    if kind == "log":
+        return t * jnp.log(1.0 / (2.4 * d))
+    return t * (1.0 - 2.0 * d) * jnp.log((1.0 - d) / d)
+
+
+# --------------------------------------------------------------------------------------------
+# Asymptotic upper bounds of the algorithms
+# --------------------------------------------------------------------------------------------
+
+
+def g1(y: ArrayLike) -> jax.Array:
+    """g₁(y) = sup{x | x² < x + y√(2x) + y²/4} (Theorem 24).
+
+    The set is an interval (x² − x − y√(2x) − y²/4 is convex and ≤ 0 at x = 1), so g₁(y) is
+    its largest root, found by bisection on [1, (1 + y)² + 1]. g₁(0) = 1, g₁(12) ≤ 10.
+
+    Example:
+        >>> round(float(g1(0.0)), 6)
+        1.0
+    """
+    y = _float(y)
+
+    def f(x):
+        return x * x - x - y * jnp.sqrt(2.0 * x) - y * y / 4.0
+
+    def body(_, carry):
+        lo, hi = carry
+        mid = 0.5 * (lo + hi)
+        neg = f(mid) < 0
+        return jnp.where(neg, mid, lo), jnp.where(neg, hi, mid)
+
+    lo, hi = jax.lax.fori_loop(0, 100, body, (jnp.ones_like(y), (1.0 + y) ** 2 + 1.0))
+    return 0.5 * (lo + hi)
+
+
+def g2(y: ArrayLike) -> jax.Array:
+    """g₂(y) = 1 + 2 (√(1 + 1/y) − 1)⁻¹ = 1 + 2y + 2√(y(1 + y)) (Theorem 24); g₂ → 1 as y → 0.
+
+    Example:
+        >>> round(float(g2(1.0)), 4)
+        5.8284
+    """
+    y = _float(y)
+    return 1.0 + 2.0 * y + 2.0 * jnp.sqrt(y * (1.0 + y))
+
+
+def ctb_tt_bound(means: ArrayLike, epsilon: ArrayLike, beta: ArrayLike = 0.5) -> jax.Array:
+    """CTB-TT asymptotic bound (1 + 2/(e^ε − 1))² T*_{KL,β}(ν), Eq. (5) with σ = 1/2 (Sec. 3.2).
+
+    1 + 2/(e^ε − 1) = coth(ε/2), computed as 1 / tanh(ε/2).
+
+    Example:
+        >>> T = ctb_tt_bound([0.9, 0.5], 1.0)
+        >>> bool(T > 0)
+        True
+    """
+    _check_means(means, bernoulli=True)
+    _check_positive("epsilon", epsilon)
+    _check_open_unit("beta", beta)
+    t_beta, _ = t_star(means, "kl_gaussian", beta=beta, sigma=0.5)
+    return t_beta / jnp.tanh(jnp.asarray(epsilon) / 2.0) ** 2
+
+
+def adap_tt_bound(
+    means: ArrayLike, epsilon: ArrayLike, beta: ArrayLike = 0.5, sigma: ArrayLike = 0.5
+) -> jax.Array:
+    """AdaP-TT asymptotic bound 4 T*_{KL,β}(ν) (1 + √(1 + Δ_max² / (2σ⁴ε²))) (Theorem 22).
+
+    T*_{KL,β} as in Eq. (5) for σ (the paper's σ = 1/2).
+
+    Example:
+        >>> T = adap_tt_bound([0.9, 0.5], 1.0)
+        >>> bool(T > 0)
+        True
+    """
+    _check_means(means, bernoulli=True)
+    _check_positive("epsilon", epsilon)
+    _check_open_unit("beta", beta)
+    _check_positive("sigma", sigma)
+    m = _as_means(means)
+    t_beta, _ = t_star(m, "kl_gaussian", beta=beta, sigma=sigma)
+    _, is_best, gaps = _gaps(m)
+    dmax = jnp.max(jnp.where(is_best, 0.0, gaps), axis=-1)
+    s = jnp.asarray(sigma)
+    eps = jnp.asarray(epsilon)
+    return 4.0 * t_beta * (1.0 + jnp.sqrt(1.0 + dmax**2 / (2.0 * s**4 * eps**2)))
+
+
+def adap_tt_star_bound(
+    means: ArrayLike, epsilon: ArrayLike, beta: ArrayLike = 0.5, sigma: ArrayLike = 0.5
+) -> jax.Array:
+    """AdaP-TT* asymptotic bound (Theorem 24).
+
+    4 T*_{KL,β}(ν) g₁(Δ_max / (σ²ε)) if Δ_max < ε/2, else
+    2 T*_{KL,β}(ν_{G,ε}) g₂(ε² T*_{KL,β}(ν_{G,ε}) max{β, 1 − β} / 4) / σ², with T*_{KL,β} as in
+    Eq. (5) and T*_{KL,β}(ν_{G,ε}) as in Eq. (15), both for σ (the paper's σ = 1/2).
+
+    Example:
+        >>> T = adap_tt_star_bound([0.9, 0.5], 0.1)
+        >>> bool(T > 0)
+        True
+    """
+    _check_means(means, bernoulli=True)
+    _check_positive("epsilon", epsilon)
+    _check_open_unit("beta", beta)
+    _check_positive("sigma", sigma)
+    m = _as_means(means)
+    eps = jnp.asarray(epsilon, m.dtype)
+    b = jnp.asarray(beta, m.dtype)
+    s = jnp.asarray(sigma, m.dtype)
+    t_beta, _ = t_star(m, "kl_gaussian", beta=beta, sigma=sigma)
+    t_beta_eps = t_star_global_proxy(m, eps, beta=beta, sigma=sigma)
+    _, is_best, gaps = _gaps(m)
+    dmax = jnp.max(jnp.where(is_best, 0.0, gaps), axis=-1)
+    low = 4.0 * t_beta * g1(dmax / (s**2 * eps))
+    high = 2.0 * t_beta_eps * g2(eps**2 * t_beta_eps * jnp.maximum(b, 1.0 - b) / 4.0) / s**2
+    return jnp.where(dmax < eps / 2.0, low, high)

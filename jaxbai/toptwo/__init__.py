@@ -1,0 +1,79 @@
+"""The Top Two meta-algorithm (Alg. 1) and its instances (Table 1, Alg. 6–10).
+
+One driver, `TopTwo`, is assembled from small components, in the style of optax:
+
+* an estimator (`jaxbai.estimators`): MLE, CTB, Gaussian mechanism or DAF;
+* a transportation cost ``cost(mu_a, mu_b, w_a, w_b, params)``: W^G (Eq. 3) or W^{G,ε} (Eq. 13);
+* a leader bonus ``bonus(state, params) -> (K,)``: b^G (Eq. 3) or b^{G,ε} (Eq. 11);
+* a stopping threshold ``threshold(mu_a, mu_b, w_a, w_b, n, num_arms, params)``;
+* a challenger rule ``challenger(alg, state, leader, params) -> arm`` (TC challenger by default)
+  and a tracking rule ``tracking_beta(alg, state, leader, challenger, params) -> β``
+  (fixed β by default), so a user can plug in e.g. an IDS-style adaptive β.
+
+Every component is a plain function of arrays; swap one with `dataclasses.replace`.
+
+Iteration order (docs/semantics.md §2–6): the first K samples pull arms 0..K−1; afterwards each
+iteration computes the recommendation â = argmax μ̃, the GLR stopping test of â against every
+b ≠ â (Eq. 2), and only then the leader B (UCB), the challenger C (TC, global counts N) and the
+tracking decision: L_B ← L_B + 1, pull B iff N^B_B ≤ β·L_B. DAF phase switches happen inside
+`update`, right after the observation that triggers them, i.e. before the next iteration's
+recommendation. Ties in every argmax/argmin are broken by a per-run random arm priority drawn at
+`init`, so results are invariant in distribution to permuting the arms.
+"""
+
+from jaxbai.toptwo.components import (
+    fixed_beta,
+    gaussian_bonus,
+    gaussian_bonus_global_counts,
+    gaussian_cost,
+    private_bonus_eq11,
+    private_bonus_eq11_global_counts,
+    private_bonus_time,
+    private_bonus_time_global_counts,
+    private_cost,
+    threshold_gaussian_heuristic,
+    threshold_gaussian_theory,
+    threshold_private_heuristic,
+    threshold_private_theory,
+    threshold_tilde_heuristic,
+    threshold_tilde_theory,
+    transportation_cost_challenger,
+)
+from jaxbai.toptwo.driver import TopTwo
+from jaxbai.toptwo.factories import (
+    adap_tt,
+    adap_tt_star,
+    ctb_tt,
+    gauss_ldp_tt,
+    ttucb,
+    ttucb_dpa,
+)
+from jaxbai.toptwo.state import TopTwoParams, TopTwoState
+
+__all__ = [
+    "TopTwo",
+    "TopTwoParams",
+    "TopTwoState",
+    "adap_tt",
+    "adap_tt_star",
+    "ctb_tt",
+    "fixed_beta",
+    "gauss_ldp_tt",
+    "gaussian_bonus",
+    "gaussian_bonus_global_counts",
+    "gaussian_cost",
+    "private_bonus_eq11",
+    "private_bonus_eq11_global_counts",
+    "private_bonus_time",
+    "private_bonus_time_global_counts",
+    "private_cost",
+    "threshold_gaussian_heuristic",
+    "threshold_gaussian_theory",
+    "threshold_private_heuristic",
+    "threshold_private_theory",
+    "threshold_tilde_heuristic",
+    "threshold_tilde_theory",
+    "transportation_cost_challenger",
+    "ttucb",
+    "ttucb_dpa",
+]

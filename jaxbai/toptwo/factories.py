@@ -1,0 +1,218 @@
+"""The paper's Top Two algorithms (Table 1, Alg. 6–10) and TTUCB-DPA (Alg. 11), by factory."""
+
+from __future__ import annotations
+
+from jaxbai import _validate, estimators, thresholds
+from jaxbai.base import Bonus, Threshold
+from jaxbai.toptwo.components import (
+    gaussian_bonus,
+    gaussian_bonus_global_counts,
+    gaussian_cost,
+    private_bonus_eq11,
+    private_bonus_eq11_global_counts,
+    private_bonus_time,
+    private_bonus_time_global_counts,
+    private_cost,
+    threshold_gaussian_heuristic,
+    threshold_gaussian_theory,
+    threshold_private_heuristic,
+    threshold_private_theory,
+    threshold_tilde_heuristic,
+    threshold_tilde_theory,
+)
+from jaxbai.toptwo.driver import TopTwo
+
+__all__ = [
+    "adap_tt",
+    "adap_tt_star",
+    "ctb_tt",
+    "gauss_ldp_tt",
+    "ttucb",
+    "ttucb_dpa",
+]
+
+
+_THRESHOLDS = {
+    "gaussian": {"theory": threshold_gaussian_theory, "heuristic": threshold_gaussian_heuristic},
+    "private": {"theory": threshold_private_theory, "heuristic": threshold_private_heuristic},
+    "tilde": {"theory": threshold_tilde_theory, "heuristic": threshold_tilde_heuristic},
+}
+_LEADER_BONUSES = {
+    ("time", "per_arm"): private_bonus_time,
+    ("eq11", "per_arm"): private_bonus_eq11,
+    ("time", "global"): private_bonus_time_global_counts,
+    ("eq11", "global"): private_bonus_eq11_global_counts,
+}
+
+
+def _threshold(kind: str, family: str) -> Threshold:
+    if family not in thresholds.THRESHOLD_FAMILIES:
+        raise ValueError(
+            f"threshold must be one of {thresholds.THRESHOLD_FAMILIES}, got {family!r}"
+        )
+    return _THRESHOLDS[kind][family]
+
+
+def _leader_bonus(leader_bonus: str, episodes: str) -> Bonus:
+    """b^{G,ε} (Eq. 11) with k at n or at the count; the count is N with one global episode."""
+    if leader_bonus not in ("time", "eq11"):
+        raise ValueError(f"leader_bonus must be one of ('time', 'eq11'), got {leader_bonus!r}")
+    return _LEADER_BONUSES[leader_bonus, estimators.check_episodes(episodes)]
+
+
+def _check_beta_sigma(beta: float, sigma: float) -> None:
+    _validate.check_open_unit("beta", beta)
+    _validate.check_positive("sigma", sigma)
+
+
+def ttucb(threshold: str = "heuristic", beta: float = 0.5, sigma: float = 0.5) -> TopTwo:
+    """TTUCB (Alg. 6; Jourdan & Degenne 2024): MLE, W^G and b^G (Eq. 3), c^G (Eq. 4). Not private.
+
+    Args:
+        threshold: ``"heuristic"`` (log((1 + log n)/δ)) or ``"theory"`` (Eq. 4).
+        beta: tracking proportion β.
+        sigma: sub-Gaussian σ (1/2 for rewards in [0, 1]).
+
+    Example:
+        >>> alg = ttucb()
+        >>> params = alg.params(delta=0.01)
+    """
+    _check_beta_sigma(beta, sigma)
+    return TopTwo(
+        "ttucb",
+        estimators.MLE(),
+        gaussian_cost,
+        gaussian_bonus,
+        _threshold("gaussian", threshold),
+        beta=beta,
+        sigma=sigma,
+        private_epsilon=False,
+    )
+
+
+def ctb_tt(threshold: str = "heuristic", beta: float = 0.5) -> TopTwo:
+    """CTB-TT (Alg. 7): TTUCB on randomised-response bits (CTB, Alg. 4), σ = 1/2; ε-local DP."""
+    _check_beta_sigma(beta, 0.5)
+    return TopTwo(
+        "ctb_tt",
+        estimators.CTB(),
+        gaussian_cost,
+        gaussian_bonus,
+        _threshold("gaussian", threshold),
+        beta=beta,
+    )
+
+
+def gauss_ldp_tt(threshold: str = "heuristic", beta: float = 0.5, gamma: float = 1e-3) -> TopTwo:
+    """(ε, γ)-local DP TTUCB with the Gaussian mechanism (Alg. 8, Remark 13).
+
+    Costs, bonuses and thresholds use σ² = 1/4 + σ²_{ε,γ} (Remark 13), not the σ = 1/2 printed
+    in Alg. 8 (docs/semantics.md §7).
+    """
+    _check_beta_sigma(beta, 0.5)
+    _validate.check_open_unit("gamma", gamma)
+    return TopTwo(
+        "gauss_ldp_tt",
+        estimators.GaussianMechanism(),
+        gaussian_cost,
+        gaussian_bonus,
+        _threshold("gaussian", threshold),
+        beta=beta,
+        gamma=gamma,
+    )
+
+
+def _episodic_name(name: str, episodes: str) -> str:
+    """Registry name of an episodic variant: ``name`` per arm, ``name_global`` otherwise."""
+    return name if estimators.check_episodes(episodes) == "per_arm" else f"{name}_global"
+
+
+def ttucb_dpa(threshold: str = "heuristic", beta: float = 0.5, episodes: str = "per_arm") -> TopTwo:
+    """TTUCB-DPA (Alg. 11, Appendix H): TTUCB whose means change only at episode ends. Not private.
+
+    Batched non-private BAI: after an episode ends, the pulls up to the next episode end are
+    fixed without looking at any observation (`TopTwo.plan`). Means are those of all rewards,
+    with the local count Ñ they are based on (docs/semantics.md §17); leader b^G (Eq. 3) with Ñ
+    and log n, TC challenger with the global counts, GLR stopping with (μ̃, Ñ).
+
+    Args:
+        threshold: ``"heuristic"`` (log((1 + log n)/δ)) or ``"theory"`` (Eq. 4 with Ñ).
+        beta: tracking proportion β.
+        episodes: ``"per_arm"`` (Alg. 11) or ``"global"`` (one global episode, Appendix H;
+            the algorithm is then named ``ttucb_dpa_global``).
+
+    Example:
+        >>> ttucb_dpa(episodes="global").name
+        'ttucb_dpa_global'
+    """
+    _check_beta_sigma(beta, 0.5)
+    return TopTwo(
+        _episodic_name("ttucb_dpa", episodes),
+        estimators.DPA(episodes),
+        gaussian_cost,
+        gaussian_bonus if episodes == "per_arm" else gaussian_bonus_global_counts,
+        _threshold("gaussian", threshold),
+        beta=beta,
+        private_epsilon=False,
+    )
+
+
+def adap_tt(
+    threshold: str = "heuristic",
+    beta: float = 0.5,
+    leader_bonus: str = "time",
+    episodes: str = "per_arm",
+) -> TopTwo:
+    """AdaP-TT (Alg. 9): DAF, W^G (Eq. 3), b^{G,ε} (Eq. 11), c^{G,ε} (Eq. 12); ε-global DP.
+
+    Args:
+        threshold: ``"heuristic"`` or ``"theory"`` (Eq. 12).
+        beta: tracking proportion β.
+        leader_bonus: ``"time"`` (default) evaluates k in b^{G,ε} at the number of samples so
+            far, k = log₂ n + 2, so an arm's bonus keeps growing while it is not sampled.
+            ``"eq11"`` evaluates k at the arm's local count, as Eq. (11) prints. With ``"eq11"``
+            an arm whose early Laplace noise is very negative can be starved forever: its bonus
+            never grows, so it is never the leader; its transportation cost is too large for it
+            to be the challenger; so its phase never ends and the GLR test never passes. At small
+            ε a clear fraction of runs then never stops (reported as censored;
+            docs/semantics.md §10).
+        episodes: ``"per_arm"`` (Alg. 5) or ``"global"`` (one global episode, Appendix H,
+            docs/semantics.md §18; the algorithm is then named ``adap_tt_global``).
+    """
+    _check_beta_sigma(beta, 0.5)
+    return TopTwo(
+        _episodic_name("adap_tt", episodes),
+        estimators.DAF(episodes),
+        gaussian_cost,
+        _leader_bonus(leader_bonus, episodes),
+        _threshold("private", threshold),
+        beta=beta,
+    )
+
+
+def adap_tt_star(
+    threshold: str = "heuristic",
+    beta: float = 0.5,
+    leader_bonus: str = "time",
+    episodes: str = "per_arm",
+) -> TopTwo:
+    """AdaP-TT* (Alg. 10): DAF, W^{G,ε} (Eq. 13), c̃^{G,ε} (Eq. 14); ε-global DP.
+
+    W^{G,ε} replaces W^G in both the TC challenger and the GLR stopping rule.
+
+    See `adap_tt` for ``leader_bonus`` and ``episodes`` (``"global"``: named
+    ``adap_tt_star_global``).
+
+    Example:
+        >>> alg = adap_tt_star(threshold="heuristic")
+        >>> params = alg.params(epsilon=0.5, delta=0.01)
+    """
+    _check_beta_sigma(beta, 0.5)
+    return TopTwo(
+        _episodic_name("adap_tt_star", episodes),
+        estimators.DAF(episodes),
+        private_cost,
+        _leader_bonus(leader_bonus, episodes),
+        _threshold("tilde", threshold),
+        beta=beta,
+    )

@@ -1,0 +1,117 @@
+"""The command line of real trials, ``python -m jaxbai.trial``; the README shows a session.
+
+Subcommands: ``create``, ``next``, ``record``, ``status``, ``publish`` (the curator's side) and
+``privatize`` (the participant's side, for local-DP trials).
+
+Example:
+  >>> import contextlib, io, os, tempfile
+  >>> path = os.path.join(tempfile.mkdtemp(), "dose.trial")
+  >>> args = ["create", path, "--algorithm", "ttucb", "--arms", "2", "--delta", "0.1"]
+  >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+  ...     code = main(args)
+  >>> code, json.loads(out.getvalue())["samples"]
+  (0, 0)
+  >>> main(["next", path])  # prints the arm, then returns the exit status
+  0
+  0
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from jaxbai.registry import ALGORITHMS
+from jaxbai.trial import secure_noise
+from jaxbai.trial._config import NOISE_MODES
+from jaxbai.trial._trial import Trial
+
+__all__ = ["main"]
+
+
+def _option(text: str) -> tuple[str, Any]:
+    name, sep, value = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        return name, value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m jaxbai.trial", description="Run a differentially private BAI trial."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    create = commands.add_parser("create", help="create a trial file")
+    create.add_argument("path")
+    create.add_argument("--algorithm", required=True, choices=sorted(ALGORITHMS))
+    create.add_argument("--arms", type=int, required=True, help="number of arms K")
+    create.add_argument("--epsilon", type=float, help="privacy budget (omit for ttucb)")
+    create.add_argument("--delta", type=float, required=True, help="risk")
+    create.add_argument("--seed", type=int, help="JAX key seed (default: random)")
+    create.add_argument("--clip", action="store_true", help="clip rewards into [0, 1]")
+    create.add_argument("--noise", choices=NOISE_MODES, default="secure")
+    create.add_argument(
+        "--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
+        help="algorithm factory option, e.g. threshold=heuristic",
+    )  # fmt: skip
+    for name, text in (
+        ("next", "print the arm for the next participant"),
+        ("status", "print the curator's status (JSON)"),
+        ("publish", "print the public record (JSON)"),
+    ):
+        commands.add_parser(name, help=text).add_argument("path")
+    record = commands.add_parser("record", help="record the observation for the issued arm")
+    record.add_argument("path")
+    record.add_argument("arm", type=int)
+    record.add_argument("reward", type=float)
+    privatize = commands.add_parser("privatize", help="participant side: privatise a reward")
+    privatize.add_argument("reward", type=float)
+    privatize.add_argument("--epsilon", type=float, required=True)
+    privatize.add_argument("--gamma", type=float, help="Gaussian mechanism (gauss_ldp_tt)")
+    privatize.add_argument("--clip", action="store_true")
+    return parser
+
+
+def _run(args: argparse.Namespace) -> str:
+    if args.command == "privatize":
+        z = secure_noise.privatize_locally(
+            args.reward, args.epsilon, gamma=args.gamma, clip=args.clip
+        )
+        return repr(z)
+    if args.command == "create":
+        with Trial.create(
+            args.path, args.algorithm, args.arms, args.epsilon, args.delta, args.seed,
+            clip=args.clip, noise=args.noise, **dict(args.option),
+        ) as trial:  # fmt: skip
+            return json.dumps(dataclasses.asdict(trial.status()), indent=1)
+    with Trial.open(args.path) as trial:
+        if args.command == "next":
+            return str(trial.next_arm())
+        if args.command == "record":
+            trial.record(args.arm, args.reward)
+            return json.dumps(dataclasses.asdict(trial.status()), indent=1)
+        if args.command == "status":
+            return json.dumps(dataclasses.asdict(trial.status()), indent=1)
+        return json.dumps(trial.publish(), indent=1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point: ``python -m jaxbai.trial {create,next,record,status,publish}``.
+
+    Returns:
+      The exit status: 0, or 1 after printing the error.
+    """
+    args = _parser().parse_args(argv)
+    try:
+        print(_run(args))
+    except (ValueError, RuntimeError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
