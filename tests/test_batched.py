@@ -17,12 +17,21 @@ import jaxbai
 EPISODIC = ["ttucb_dpa", "ttucb_dpa_global", "adap_tt", "adap_tt_global"]
 
 
+def assert_delta_correct(res: jaxbai.SimulationResult, delta: float) -> None:
+    """No run censored, empirical error ≤ δ, and the one-sided 99% Clopper–Pearson lower bound
+    of the error below δ (a δ-correct algorithm fails this second check with probability < 1%)."""
+    runs = res.correct.size
+    assert not res.censored.any()
+    errors = int((~res.correct).sum())
+    lower = scipy.stats.beta.ppf(0.01, errors, runs - errors + 1) if errors else 0.0
+    assert errors / runs <= delta
+    assert lower < delta
+
+
 @pytest.mark.parametrize("threshold", ["heuristic", "theory"])
 @pytest.mark.parametrize("means", [(0.7, 0.5, 0.3), (0.6, 0.5, 0.5, 0.4)], ids=["easy", "close"])
 def test_ttucb_dpa_is_delta_correct(means, threshold):
-    """1000 runs at δ = 0.05: no run censored, empirical error ≤ δ, and the one-sided 99%
-    Clopper–Pearson lower bound of the error below δ (a δ-correct algorithm fails this second
-    check with probability < 1 %)."""
+    """1000 runs at δ = 0.05 (`assert_delta_correct`)."""
     delta, runs = 0.05, 1000
     res = jaxbai.simulate(
         jaxbai.ttucb_dpa(threshold=threshold),
@@ -32,11 +41,26 @@ def test_ttucb_dpa_is_delta_correct(means, threshold):
         seed=3,
         max_samples=10**7,
     )
-    assert not res.censored.any()
-    errors = int((~res.correct).sum())
-    lower = scipy.stats.beta.ppf(0.01, errors, runs - errors + 1) if errors else 0.0
-    assert errors / runs <= delta
-    assert lower < delta
+    assert_delta_correct(res, delta)
+
+
+@pytest.mark.parametrize("threshold", ["heuristic", pytest.param("theory", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("name", ["ttucb_dpa_global", "adap_tt_global", "adap_tt_star_global"])
+def test_global_episode_is_delta_correct(name, threshold):
+    """One global episode (with the leader on global counts, docs/semantics.md §18) keeps the
+    GLR stopping rule of its per-arm algorithm, so it must stay δ-correct: 1000 runs at
+    δ = 0.1, ε = 1 (`assert_delta_correct`). (Theory thresholds: ~2 min each, slow.)"""
+    delta, runs = 0.1, 1000
+    res = jaxbai.simulate(
+        jaxbai.ALGORITHMS[name](threshold=threshold),
+        jaxbai.bernoulli((0.7, 0.5, 0.3)),
+        epsilon=1.0,
+        delta=delta,
+        runs=runs,
+        seed=11,
+        max_samples=10**8,
+    )
+    assert_delta_correct(res, delta)
 
 
 @pytest.mark.parametrize("name", EPISODIC)

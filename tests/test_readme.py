@@ -17,6 +17,7 @@ README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 SMALLER = {
     "runs=1000": "runs=16",
     "epsilon=[0.1, 1.0]": "epsilon=[1.0, 10.0]",
+    "epsilon=[0.01, 0.1, 1.0]": "epsilon=[1.0]",
 }
 """Textual size reductions: the examples' grids at CI size."""
 
