@@ -6,12 +6,22 @@ Example:
     >>> res = jaxbai.simulate(alg, jaxbai.bernoulli([0.9, 0.5]), epsilon=[1.0], runs=8)
 """
 
-from jaxbai import base, engine, registry, secure_noise, simulation, theory, trial
+from jaxbai import audit, base, engine, registry, secure_noise, simulation, theory, trial
 from jaxbai.base import Algorithm, Estimator, Instance
 from jaxbai.dpse import DPSE, DPSEParams, DPSEState, dp_se
 from jaxbai.engine import GridResult, Jobs, grid_jobs, run_grid, run_vmap
 from jaxbai.estimators import CTB, DAF, DPA, MLE, GaussianMechanism, Release
-from jaxbai.instances import PAPER_INSTANCES, Bernoulli, Beta, Gaussian, bernoulli, beta, gaussian
+from jaxbai.instances import (
+    PAPER_INSTANCES,
+    Bernoulli,
+    Beta,
+    Gaussian,
+    RewardTable,
+    bernoulli,
+    beta,
+    gaussian,
+    reward_table,
+)
 from jaxbai.registry import ALGORITHMS, AlgorithmEntry, register, unregister
 from jaxbai.simulation import SimulationResult, simulate
 from jaxbai.toptwo import (
@@ -48,6 +58,7 @@ __all__ = [
     "Instance",
     "Jobs",
     "Release",
+    "RewardTable",
     "SimulationResult",
     "TopTwo",
     "TopTwoParams",
@@ -56,6 +67,7 @@ __all__ = [
     "TrialStatus",
     "adap_tt",
     "adap_tt_star",
+    "audit",
     "base",
     "bernoulli",
     "beta",
@@ -68,6 +80,7 @@ __all__ = [
     "privatize_locally",
     "register",
     "registry",
+    "reward_table",
     "run_grid",
     "run_vmap",
     "secure_noise",

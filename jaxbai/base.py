@@ -71,13 +71,17 @@ class Instance(Protocol):
         """One reward of ``arm`` (int32 scalar), a float32 scalar."""
         ...
 
-    def draw(self, u: jax.Array, key: jax.Array, arm: ArrayLike) -> jax.Array:
-        """One reward of ``arm`` from a uniform ``u`` ∈ (0, 1) where inversion is cheap, else
-        from ``key``; float32 scalar."""
+    def draw(self, u: jax.Array, key: jax.Array, arm: ArrayLike, index: ArrayLike) -> jax.Array:
+        """The reward of ``arm`` at sample ``index`` (int32, the samples drawn before it), from a
+        uniform ``u`` ∈ (0, 1) where inversion is cheap, else from ``key``; float32 scalar.
+        I.i.d. arms ignore ``index``; a reward table reads row ``index`` (docs/semantics.md §21).
+        """
         ...
 
-    def sample_sum(self, key: jax.Array, counts: ArrayLike) -> jax.Array:
-        """For every arm a, the sum of ``counts[a]`` i.i.d. rewards, float32 ``(K,)``."""
+    def sample_sum(self, key: jax.Array, counts: ArrayLike, index: ArrayLike) -> jax.Array:
+        """For every arm a, the sum of ``counts[a]`` rewards, float32 ``(K,)``, the arms with a
+        positive count pulled round-robin in index order from sample ``index`` on (i.i.d.
+        arms ignore the order and ``index``)."""
         ...
 
 

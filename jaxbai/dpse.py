@@ -240,7 +240,8 @@ class DPSE:
         epoch_size = jnp.sum(state.active) * constants.pulls_per_arm
         exhausted = state.n.astype(jnp.float32) + epoch_size > _validate.COUNT_MAX
         counts = jnp.where(state.active, constants.pulls_per_arm, 0.0)
-        sums = inst.sample_sum(key_reward, jnp.where(exhausted, 0.0, counts))
+        # round-robin from sample n, as ask/tell pulls (docs/semantics.md §21)
+        sums = inst.sample_sum(key_reward, jnp.where(exhausted, 0.0, counts), state.n)
         ran = self._close_epoch(key_noise, state, sums, constants, params, None)
         ran = ran._replace(n=state.n + jnp.where(exhausted, 0, epoch_size).astype(jnp.int32))
         out_of_budget = state._replace(n=jnp.int32(_validate.COUNT_MAX), exhausted=jnp.bool_(True))

@@ -5,10 +5,16 @@ batch of instances with the same number of arms). Each exposes
 
 * ``means``: the arms' means, shape ``(K,)``;
 * ``sample(key, arm)``: one reward of ``arm``;
-* ``draw(u, key, arm)``: one reward of ``arm`` from a uniform u ∈ (0, 1) by inversion where the
-  inverse CDF is cheap (Bernoulli, Gaussian), else from ``key`` (Beta);
-* ``sample_sum(key, counts)``: for every arm ``a``, the sum of ``counts[a]`` i.i.d. rewards
-  (used by batched algorithms such as DP-SE, exact in distribution).
+* ``draw(u, key, arm, index)``: the reward of ``arm`` at sample ``index`` (the number of
+  samples drawn before it) from a uniform u ∈ (0, 1) by inversion where the inverse CDF is cheap
+  (Bernoulli, Gaussian), else from ``key`` (Beta); i.i.d. arms ignore ``index``;
+* ``sample_sum(key, counts, index)``: for every arm ``a``, the sum of ``counts[a]`` rewards,
+  pulled round-robin from sample ``index`` on (used by batched algorithms such as DP-SE, exact in
+  distribution).
+
+`reward_table` is the one instance whose rewards depend on the sample index: row t of a (T, K)
+table holds participant t's potential rewards, and the t-th pull of any arm reads row t
+(docs/semantics.md §21). It is what `jaxbai.audit.audit_algorithm` runs on neighbouring tables.
 """
 
 from __future__ import annotations
@@ -30,9 +36,11 @@ __all__ = [
     "Bernoulli",
     "Beta",
     "Gaussian",
+    "RewardTable",
     "bernoulli",
     "beta",
     "gaussian",
+    "reward_table",
     "rewards_in_unit_interval",
 ]
 
@@ -60,13 +68,20 @@ class Bernoulli(NamedTuple):
         """One reward of ``arm``: 1 with probability ``means[arm]``."""
         return self.draw(open_uniform(key), key, arm)
 
-    def draw(self, u: jax.Array, key: jax.Array, arm: ArrayLike) -> jax.Array:
-        """1{u < means[arm]}: exact for means 0 and 1 since u ∈ (0, 1)."""
-        del key
+    def draw(
+        self, u: jax.Array, key: jax.Array, arm: ArrayLike, index: ArrayLike | None = None
+    ) -> jax.Array:
+        """1{u < means[arm]}: exact for means 0 and 1 since u ∈ (0, 1); i.i.d., so ``index`` is
+        unused."""
+        del key, index
         return (u < pick(self.means, one_hot(arm, self.means.shape[0]))).astype(jnp.float32)
 
-    def sample_sum(self, key: jax.Array, counts: ArrayLike) -> jax.Array:
-        """Per-arm sums of ``counts`` rewards: one Binomial(counts[a], means[a]) draw per arm."""
+    def sample_sum(
+        self, key: jax.Array, counts: ArrayLike, index: ArrayLike | None = None
+    ) -> jax.Array:
+        """Per-arm sums of ``counts`` rewards: one Binomial(counts[a], means[a]) draw per arm
+        (``index`` unused)."""
+        del index
         counts = jnp.asarray(counts, jnp.float32)
         return jax.random.binomial(key, counts, self.means).astype(jnp.float32)
 
@@ -83,14 +98,19 @@ class Gaussian(NamedTuple):
         """One reward of ``arm``."""
         return self.draw(open_uniform(key), key, arm)
 
-    def draw(self, u: jax.Array, key: jax.Array, arm: ArrayLike) -> jax.Array:
-        """μ_arm + σ Φ⁻¹(u)."""
-        del key
+    def draw(
+        self, u: jax.Array, key: jax.Array, arm: ArrayLike, index: ArrayLike | None = None
+    ) -> jax.Array:
+        """μ_arm + σ Φ⁻¹(u) (``index`` unused)."""
+        del key, index
         mean = pick(self.means, one_hot(arm, self.means.shape[0]))
         return mean + self.sigma * gaussian_from_uniform(u)
 
-    def sample_sum(self, key: jax.Array, counts: ArrayLike) -> jax.Array:
-        """Per-arm sums of ``counts`` rewards: N(c·μ, c·σ²), exact."""
+    def sample_sum(
+        self, key: jax.Array, counts: ArrayLike, index: ArrayLike | None = None
+    ) -> jax.Array:
+        """Per-arm sums of ``counts`` rewards: N(c·μ, c·σ²), exact (``index`` unused)."""
+        del index
         counts = jnp.asarray(counts, jnp.float32)
         noise = jax.random.normal(key, self.means.shape)
         return counts * self.means + jnp.sqrt(counts) * self.sigma * noise
@@ -113,13 +133,19 @@ class Beta(NamedTuple):
         """One reward of ``arm``."""
         return jax.random.beta(key, self.a[arm], self.b[arm])
 
-    def draw(self, u: jax.Array, key: jax.Array, arm: ArrayLike) -> jax.Array:
-        """One reward of ``arm`` from ``key`` (no cheap inverse CDF; ``u`` is unused)."""
-        del u
+    def draw(
+        self, u: jax.Array, key: jax.Array, arm: ArrayLike, index: ArrayLike | None = None
+    ) -> jax.Array:
+        """One reward of ``arm`` from ``key`` (no cheap inverse CDF; ``u``, ``index`` unused)."""
+        del u, index
         return self.sample(jax.random.fold_in(key, 1), arm)
 
-    def sample_sum(self, key: jax.Array, counts: ArrayLike) -> jax.Array:
-        """Per-arm sums of ``counts`` rewards, drawn in chunks of 256 (no closed form exists)."""
+    def sample_sum(
+        self, key: jax.Array, counts: ArrayLike, index: ArrayLike | None = None
+    ) -> jax.Array:
+        """Per-arm sums of ``counts`` rewards, drawn in chunks of 256 (no closed form exists;
+        ``index`` unused)."""
+        del index
         counts = jnp.asarray(counts, jnp.float32)
         shape = (_BETA_CHUNK, *self.a.shape)
 
@@ -134,6 +160,62 @@ class Beta(NamedTuple):
         start = (jnp.float32(0.0), jnp.zeros_like(counts), key)
         _, total, _ = jax.lax.while_loop(lambda c: c[0] < jnp.max(counts), body, start)
         return total
+
+
+class RewardTable(NamedTuple):
+    """Participants' potential rewards: row t of the (T, K) ``table`` is participant t's reward
+    for each arm, and the pull at sample index t (the t-th pull, from 0) reads row t.
+
+    The one instance that is not i.i.d. (docs/semantics.md §21): an algorithm run on it answers
+    the t-th pull with participant t's reward for the arm it pulls, the setting of global DP
+    (Definition 8), where neighbouring tables differ in one row. Build it with `reward_table`.
+    A pull past the last row reads NaN: a run must draw at most T samples.
+    """
+
+    table: jax.Array
+    unit_interval = True
+    """Rewards lie in [0, 1] (checked by `reward_table`; a class attribute, not a leaf)."""
+
+    @property
+    def means(self) -> jax.Array:
+        """Column means: the mean reward of each arm over the participants."""
+        return jnp.mean(self.table, axis=0)
+
+    def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
+        """The reward of ``arm`` of a participant drawn uniformly at random (a row)."""
+        row = jax.random.randint(key, (), 0, self.table.shape[0])
+        return self.draw(jnp.float32(0.5), key, arm, row)
+
+    def draw(self, u: jax.Array, key: jax.Array, arm: ArrayLike, index: ArrayLike) -> jax.Array:
+        """``table[index, arm]`` (NaN past the last row); ``u`` and ``key`` are unused."""
+        del u, key
+        index = jnp.asarray(index, jnp.int32)
+        row = jax.lax.dynamic_index_in_dim(self.table, index, keepdims=False)
+        value = pick(row, one_hot(arm, self.table.shape[1]))
+        return jnp.where(index < self.table.shape[0], value, jnp.nan)
+
+    def sample_sum(self, key: jax.Array, counts: ArrayLike, index: ArrayLike) -> jax.Array:
+        """Per-arm sums of the rows read by ``counts[a]`` pulls of each arm, round-robin.
+
+        The arms with a positive count are pulled in turn, in index order, from sample
+        ``index`` on (DP-SE's epoch, docs/semantics.md §12): pull ``index + j`` goes to the
+        (j mod m)-th of the m such arms. Their counts must be equal (as in an epoch), and the
+        pulls must stay within the table; otherwise every sum is NaN. ``key`` is unused.
+        """
+        del key
+        counts = jnp.asarray(counts, jnp.float32)
+        pulled = counts > 0
+        num_pulled = jnp.sum(pulled)
+        per_arm = jnp.max(counts)
+        rank = jnp.cumsum(pulled) - 1
+        offset = jnp.arange(self.table.shape[0]) - jnp.asarray(index, jnp.int32)
+        inside = (offset >= 0) & (offset.astype(jnp.float32) < num_pulled * per_arm)
+        turn = offset % jnp.maximum(num_pulled, 1)
+        read = inside[:, None] & (turn[:, None] == rank) & pulled
+        sums = jnp.sum(jnp.where(read, self.table, 0.0), axis=0)
+        equal = jnp.all(jnp.where(pulled, counts == per_arm, True))
+        end = jnp.asarray(index, jnp.float32) + num_pulled * per_arm
+        return jnp.where(equal & (end <= self.table.shape[0]), sums, jnp.nan)
 
 
 def _means_vector(means: ArrayLike) -> np.ndarray:
@@ -187,6 +269,29 @@ def beta(a: ArrayLike, b: ArrayLike) -> Beta:
         raise ValueError(f"a and b must be 1-D of equal length, got {a_arr.shape}, {b_arr.shape}")
     _validate.check_num_arms(a_arr.shape[0])
     return Beta(jnp.asarray(a_arr, jnp.float32), jnp.asarray(b_arr, jnp.float32))
+
+
+def reward_table(table: ArrayLike) -> RewardTable:
+    """A reward-table instance: row t holds participant t's rewards in [0, 1] for the K arms.
+
+    Raises:
+        ValueError: ``table`` is not 2-D with at least one row and two columns, or (unless
+            traced under `jit`) holds a value that is not a finite number in [0, 1].
+
+    Example:
+        >>> inst = reward_table([[0.0, 1.0], [1.0, 0.5]])
+        >>> float(inst.draw(0.5, None, arm=1, index=1)), inst.means.tolist()
+        (0.5, [0.5, 0.75])
+    """
+    shape = np.shape(table)
+    if len(shape) != 2 or shape[0] < 1:
+        raise ValueError(f"table must be 2-D (T, K) with T >= 1, got shape {shape}")
+    _validate.check_num_arms(shape[1])
+    if _validate.is_concrete(table):  # a traced table (under jit) passes unchecked
+        arr = _validate.as_float_array("table", table)
+        if not np.isfinite(arr).all() or (arr < 0).any() or (arr > 1).any():
+            raise ValueError("every reward of the table must be a finite number in [0, 1]")
+    return RewardTable(jnp.asarray(table, jnp.float32))
 
 
 def rewards_in_unit_interval(inst: Instance) -> bool:

@@ -249,7 +249,7 @@ class TopTwo:
         u_reward, u_mechanism = uniforms_from_key(key)
         stop, best = self.stopping(state, params)
         leader, arm = self._sampling_rule(state, params)
-        reward = inst.draw(u_reward, key, arm)
+        reward = inst.draw(u_reward, key, arm, state.n)  # index n: docs/semantics.md §21
         z = self.estimator.privatize(u_mechanism, reward, params)
         pulled = self._record(u_mechanism, key, state, leader, arm, z, params, None)
         halted = state._replace(stopped=jnp.bool_(True), recommendation=best)
