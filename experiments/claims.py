@@ -28,14 +28,17 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from experiments import overlay, results, stats
-from experiments.grids import DISPLAY_NAMES
+from experiments import overlay, results, rounds, stats
 from experiments.results import Table
+from experiments.specs import DISPLAY_NAMES
 from experiments.stats import Interval
+
+if TYPE_CHECKING:
+    from experiments.config import SweepConfig
 
 __all__ = [
     "APPROX_TOLERANCE",
@@ -68,6 +71,8 @@ __all__ = [
     "monotone_cells",
     "panels",
     "ratio_cells",
+    "rounds_cells",
+    "rounds_claims",
     "rows",
     "slope_cells",
     "slope_verdict",
@@ -138,12 +143,16 @@ def slope_verdict(slope: Interval | None, target: float) -> str:
 
 # ----------------------------------------------------------------------------- cell access
 class Context(NamedTuple):
-    """A summary table with its theory: regime switch per (instance, trust model) and the
-    lower bound of every summary row."""
+    """A summary table with its theory: regime switch per (instance, trust model) (NaN where
+    `jaxbai.theory` has none), the lower bound of every summary row (NaN where it has none),
+    the episode mode of every algorithm (`experiments.rounds.episode_modes`) and the reward
+    family of every instance."""
 
     summary: Table
     switch: dict[tuple[str, str], float]
     lower_bound: np.ndarray
+    episodes: dict[str, str | None] = {}  # noqa: RUF012 - a NamedTuple default, never mutated
+    families: dict[str, str] = {}  # noqa: RUF012
 
 
 def rows(ctx: Context, algorithm: str, instance: str | None = None, delta=None) -> np.ndarray:
@@ -383,11 +392,14 @@ def error_cells(ctx: Context) -> list[Cell]:
 
 
 def bound_cells(ctx: Context) -> list[Cell]:
-    """Every cell: mean τ / lower bound (censored means are lower bounds, so ≥ 1 still holds)."""
+    """Every cell with a lower bound: mean τ / bound (censored means are lower bounds, so ≥ 1
+    still holds). Cells without a bound in `jaxbai.theory` (e.g. Beta arms) are left out."""
     s = ctx.summary
     cells = []
     for i in range(len(s["mean"])):
         lb = ctx.lower_bound[i]
+        if not math.isfinite(lb):
+            continue
         m = mean_interval(ctx, i)
         ratio = Interval(m.value / lb, m.lo / lb, m.hi / lb)
         if ratio.value >= 1:
@@ -443,17 +455,54 @@ def common_claims(ctx: Context) -> list[Claim]:
     ]
 
 
+def rounds_cells(ctx: Context) -> list[Cell]:
+    """Every cell of an episodic algorithm: E[C] / its bound of Appendix H (`experiments.rounds`).
+
+    A censored cell is inconclusive: its C and τ are both cut short.
+    """
+    s = ctx.summary
+    cells = []
+    for cell in rounds.rounds_ratios(s, ctx.episodes):
+        if cell.mode is None:
+            continue
+        i = cell.row
+        verdict = INCONCLUSIVE if censored(ctx, i) else at_most(cell.ratio, 1.0)
+        label = f"{s['algorithm'][i]}/{s['instance'][i]} δ={s['delta'][i]:g}"
+        cells.append(Cell(label, s["epsilon"][i], cell.ratio, verdict))
+    return cells
+
+
+def rounds_claims(ctx: Context) -> list[Claim]:
+    """Appendix H: rounds of adaptivity against K log₂ E[τ] (per arm) and log₂ E[τ] (global)."""
+    return [
+        claim_from_cells(
+            "R1",
+            "Episodic algorithms: E[C(τ)] ≤ K log₂ E[τ] with per-arm episodes, ≤ log₂ E[τ] with"
+            " one global episode (Appendix H)",
+            rounds_cells(ctx),
+            "E[C] / bound",
+        )
+    ]
+
+
 def evaluate(ctx: Context) -> list[Claim]:
     """All claims, in report order."""
-    return local_claims(ctx) + global_claims(ctx) + common_claims(ctx)
+    return local_claims(ctx) + global_claims(ctx) + common_claims(ctx) + rounds_claims(ctx)
 
 
-def context_from_runs(table: Table) -> Context:
-    """Summarise a run table and compute its theory (regime switches, lower bounds)."""
+def context_from_runs(table: Table, config: SweepConfig | None = None) -> Context:
+    """Summarise a run table and compute its theory (regime switches, lower bounds) and the
+    episode modes of its algorithms; instance families and algorithm options come from
+    ``config`` (the sweep's configuration) where given, else Bernoulli and the registry."""
     summary = stats.summarize(table)
+    instances = {i.name: i for i in config.instances} if config is not None else {}
+    means_of = dict(zip(summary["instance"], summary["means"], strict=True))
+    families = {name: overlay.instance_family(name, instances)[0] for name in means_of}
     switch = {
-        (inst, privacy): overlay.regime_switch(results.parse_means(means), privacy)
-        for inst, means in dict(zip(summary["instance"], summary["means"], strict=True)).items()
+        (name, privacy): overlay.regime_switch(results.parse_means(means), privacy, families[name])
+        for name, means in means_of.items()
         for privacy in ("local", "global")
     }
-    return Context(summary, switch, overlay.cell_lower_bounds(summary))
+    episodes = rounds.episode_modes(results.unique(summary["algorithm"]), config)
+    lower = overlay.cell_lower_bounds(summary, instances)
+    return Context(summary, switch, lower, episodes, families)

@@ -5,31 +5,83 @@ T*_ℓ(ν; ε) (local DP, Theorem 10) or T*_g(ν; ε) (global DP, Theorem 17). T
 `jaxbai.theory.regime_switch` (Corollaries 11 and 18). Every figure and report gets its theory
 through this module only.
 
+What `jaxbai.theory` supports depends on the reward family (`theory_note` says it in words):
+
+* Bernoulli: everything above (Bernoulli KL and TV);
+* Gaussian: the non-private T*_KL with the Gaussian KL of the instance's σ; nothing for DP (no
+  DP algorithm of jaxbai takes unbounded rewards) and no regime switch;
+* Beta: nothing. jaxbai.theory has no Beta KL, and the Bernoulli bound with the same means is
+  not a lower bound for Beta arms (a Beta arm is easier to tell apart than a Bernoulli one of
+  the same mean), so no curve is drawn rather than a wrong one.
+
+Where no bound exists the functions return NaN. Instances are described by
+`experiments.specs.InstanceSpec`; a name without one (a CSV without its ``sweep.json``) is taken
+as Bernoulli, the only family before experiment files existed.
+
 Example:
     >>> lb = lower_bound([0.9, 0.5], "global", np.array([0.01, 100.0]), 0.01)
     >>> bool(lb[0] > lb[1])
     True
+    >>> float(lower_bound([0.6, 0.4], "none", np.array([np.inf]), 0.01, family="beta")[0])
+    nan
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 
 import numpy as np
 
 from experiments.results import parse_means
+from experiments.specs import InstanceSpec
 
 __all__ = [
     "LOCAL_EPSILON_CAP",
     "cell_lower_bounds",
     "characteristic_time",
+    "instance_family",
     "lower_bound",
     "regime_switch",
+    "theory_model",
+    "theory_note",
 ]
 
 LOCAL_EPSILON_CAP = 30.0
 """T*_ℓ is evaluated at min(ε, 30): c(30) ≈ 5·10²⁶ already makes min{KL, c(ε)·TV²} = KL to
 float32 precision, while c(ε) overflows float32 above ε ≈ 44 (T*_ℓ is constant beyond the cap)."""
+
+_NOTES = {
+    "bernoulli": "lower bounds T*_KL, T*_ℓ(ε), T*_g(ε) (Bernoulli KL) and the regime switch",
+    "gaussian": "the non-private lower bound T*_KL with the Gaussian KL of σ; no DP bound and no "
+    "regime switch (no DP algorithm takes unbounded rewards)",
+    "beta": "nothing: jaxbai.theory has no Beta KL, and the Bernoulli bound with the same means "
+    "is not a lower bound for Beta arms",
+}
+
+
+def theory_note(family: str) -> str:
+    """What the figures and reports draw for an instance of ``family``, in words."""
+    return _NOTES[family]
+
+
+def instance_family(name: str, instances: Mapping[str, InstanceSpec] | None) -> tuple:
+    """(family, σ) of instance ``name``: from its spec, else Bernoulli."""
+    spec = (instances or {}).get(name)
+    return ("bernoulli", None) if spec is None else (spec.family, spec.sigma)
+
+
+def theory_model(family: str, privacy: str) -> str | None:
+    """The trust model whose bound `jaxbai.theory` gives for ``family`` (None: no bound).
+
+    >>> theory_model("bernoulli", "global"), theory_model("gaussian", "none")
+    ('global', 'none')
+    >>> theory_model("gaussian", "global") is None, theory_model("beta", "none") is None
+    (True, True)
+    """
+    if family == "bernoulli":
+        return privacy
+    return "none" if family == "gaussian" and privacy == "none" else None
 
 
 @functools.lru_cache(maxsize=256)
@@ -39,26 +91,38 @@ def _switch(means: tuple[float, ...], privacy: str) -> float:
     return float(theory.regime_switch(np.asarray(means), privacy))
 
 
-def regime_switch(means, privacy: str) -> float:
-    """ε at which the two terms of the relaxed lower bound cross (NaN if ``privacy="none"``)."""
-    if privacy == "none":
+@functools.lru_cache(maxsize=256)
+def _t_kl(means: tuple[float, ...], family: str, sigma: float | None) -> float:
+    from jaxbai import theory
+
+    if family == "gaussian":
+        return float(theory.t_star(np.asarray(means), "kl_gaussian", sigma=sigma)[0])
+    return float(theory.t_star(np.asarray(means), "kl_bernoulli")[0])
+
+
+def regime_switch(means, privacy: str, family: str = "bernoulli") -> float:
+    """ε at which the two terms of the relaxed lower bound cross (NaN: non-private, or not a
+    Bernoulli instance)."""
+    if privacy == "none" or family != "bernoulli":
         return float("nan")
     return _switch(tuple(float(m) for m in means), privacy)
 
 
-def characteristic_time(means, privacy: str, epsilon: np.ndarray) -> np.ndarray:
-    """T*_KL, T*_ℓ(ε) or T*_g(ε) of a Bernoulli instance, for each ε (∞ allowed)."""
+def characteristic_time(
+    means, privacy: str, epsilon: np.ndarray, family: str = "bernoulli", sigma=None
+) -> np.ndarray:
+    """T*_KL, T*_ℓ(ε) or T*_g(ε) for each ε (∞ allowed); NaN where `theory_model` is None."""
     from jaxbai import theory
 
     means = np.asarray(means, np.float64)
     eps = np.atleast_1d(np.asarray(epsilon, np.float64))
-    t_kl = float(theory.t_star(means, "kl_bernoulli")[0])
-    if privacy == "none":
-        return np.full(eps.shape, t_kl)
+    model = theory_model(family, privacy)
+    if model is None:
+        return np.full(eps.shape, np.nan)
+    out = np.full(eps.shape, _t_kl(tuple(means.tolist()), family, sigma))
     finite = np.isfinite(eps)
-    out = np.full(eps.shape, t_kl)
-    if finite.any():
-        if privacy == "local":
+    if model != "none" and finite.any():
+        if model == "local":
             times = theory.t_star_local(means, np.minimum(eps[finite], LOCAL_EPSILON_CAP))
         else:
             times = theory.t_star_global(means, eps[finite])
@@ -66,22 +130,35 @@ def characteristic_time(means, privacy: str, epsilon: np.ndarray) -> np.ndarray:
     return out
 
 
-def lower_bound(means, privacy: str, epsilon: np.ndarray, delta: float) -> np.ndarray:
-    """T*·log(1/(2.4δ)) for each ε (Lemma 5, Theorems 10 and 17)."""
+def lower_bound(
+    means, privacy: str, epsilon: np.ndarray, delta: float, family: str = "bernoulli", sigma=None
+) -> np.ndarray:
+    """T*·log(1/(2.4δ)) for each ε (Lemma 5, Theorems 10 and 17); NaN where there is none.
+
+    ``delta`` is a scalar or an array broadcast against ``epsilon``.
+    """
     from jaxbai import theory
 
-    times = characteristic_time(means, privacy, epsilon)
+    times = characteristic_time(means, privacy, epsilon, family, sigma)
     return np.asarray(theory.lower_bound_samples(times, delta), np.float64)
 
 
-def cell_lower_bounds(summary: dict[str, np.ndarray]) -> np.ndarray:
-    """The lower bound of every row of a summary table, one theory call per (instance, model)."""
+def cell_lower_bounds(
+    summary: dict[str, np.ndarray], instances: Mapping[str, InstanceSpec] | None = None
+) -> np.ndarray:
+    """The lower bound of every row of a summary table (NaN where `jaxbai.theory` has none),
+    one theory call per (instance, trust model, δ)."""
     out = np.full(len(summary["epsilon"]), np.nan)
     groups: dict[tuple, list[int]] = {}
-    keys = zip(summary["means"], summary["privacy"], summary["delta"], strict=True)
+    keys = zip(
+        summary["instance"], summary["means"], summary["privacy"], summary["delta"], strict=True
+    )
     for i, key in enumerate(keys):
         groups.setdefault(key, []).append(i)
-    for (means, privacy, delta), rows in groups.items():
+    for (name, means, privacy, delta), rows in groups.items():
         idx = np.asarray(rows)
-        out[idx] = lower_bound(parse_means(means), privacy, summary["epsilon"][idx], float(delta))
+        family, sigma = instance_family(name, instances)
+        out[idx] = lower_bound(
+            parse_means(means), privacy, summary["epsilon"][idx], float(delta), family, sigma
+        )
     return out

@@ -1,17 +1,29 @@
-"""Figures in the paper's layouts: mean τ ± std against ε, one panel per instance.
+"""Figures in the paper's layouts: mean τ (or rounds C) ± std against ε or δ, a panel per instance.
 
 ``python -m experiments.plot RESULTS.csv [--out DIR]`` redraws every figure from a saved run
-CSV. Each figure overlays the theory of `experiments.overlay`: the lower bound
-T*·log(1/(2.4δ)) as a dashed curve (T*_ℓ(ε) for local DP, T*_g(ε) for global DP) and the regime
-switch as a shaded vertical line. Non-private TTUCB (ε = ∞) is a horizontal line with a ±std
-band. Cells with censored runs are drawn as hollow markers without error bars and annotated
-with the censored count: their mean is only a lower bound.
+CSV (instance families, option labels and plot options from the ``sweep.json`` next to it).
+Each τ figure overlays the theory of `experiments.overlay` where `jaxbai.theory` supports the
+instance's family: the lower bound T*·log(1/(2.4δ)) as a dashed curve (T*_ℓ(ε) for local DP,
+T*_g(ε) for global DP, T*_KL without privacy) and the regime switch as a shaded vertical line;
+a panel without theory says so. Non-private algorithms are horizontal lines with a ±std band in
+the ε figures. Cells with censored runs are hollow markers without error bars, annotated with
+the censored count: their mean is only a lower bound.
 
-Figures (per δ): ``local`` (Figures 1, 3), ``global`` (log-log, Figures 2, 4) and, when both
-AdaP-TT and AdaP-TT* ran, ``global_linear`` (linear y axis, Figure 5). Trust models, legend
-names and the order of the curves come from the registry (`jaxbai.ALGORITHMS`); an algorithm
-of the CSV that is not registered in this process keeps the trust model of its ``privacy``
-column, its registry name as label, and comes after the registered ones.
+Figures (`experiments.config.FIGURE_KINDS`; per δ for the ε figures):
+
+* ``local``, ``global``: τ against ε, log-log (Figures 1–4);
+* ``global_linear``: AdaP-TT and AdaP-TT* on a linear y axis, when both ran (Figure 5);
+* ``nonprivate``: τ against δ, when no private algorithm ran (e.g. Gaussian arms);
+* ``rounds_local``, ``rounds_global``: rounds of adaptivity C(τ) against ε for the algorithms
+  that count them (episodic ones, DP-SE's epochs), with the bound of Appendix H at the
+  measured mean τ in the algorithm's colour: K log₂ E[τ] dashed (per-arm episodes), log₂ E[τ]
+  dotted (one global episode); DP-SE has none;
+* ``rounds_nonprivate``: C(τ) against δ for non-private episodic algorithms (TTUCB-DPA).
+
+Trust models, legend names and the order of the curves come from the registry
+(`jaxbai.ALGORITHMS`) and the sweep's algorithm options; an algorithm of the CSV that is not
+registered in this process keeps the trust model of its ``privacy`` column, its label as name,
+and comes after the registered ones.
 """
 
 from __future__ import annotations
@@ -28,13 +40,15 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from experiments import overlay, results, stats
-from experiments.grids import ALGORITHM_PRIVACY, DISPLAY_NAMES
+from experiments import config, overlay, results, rounds, stats
+from experiments.config import PlotOptions, SweepConfig
 from experiments.results import Table
+from experiments.specs import ALGORITHM_PRIVACY, DISPLAY_NAMES
 
 __all__ = [
     "STYLE",
     "FigureSpec",
+    "Labels",
     "draw_algorithm",
     "draw_all",
     "draw_figure",
@@ -50,18 +64,54 @@ STYLE = {
     "adap_tt": ("tab:orange", "o"),
     "adap_tt_star": ("tab:green", "D"),
     "dp_se": ("tab:red", "^"),
+    "ttucb_dpa": ("tab:purple", "P"),
+    "ttucb_dpa_global": ("tab:pink", "X"),
+    "adap_tt_global": ("tab:brown", "o"),
+    "adap_tt_star_global": ("tab:olive", "D"),
 }
 """(colour, marker) of each algorithm's curve; others are grey circles."""
 
+_BOUND_STYLE = {"per_arm": "--", "global": ":"}
+
 
 class FigureSpec(NamedTuple):
-    """What one figure shows."""
+    """What one figure shows.
+
+    Attributes:
+        name: figure kind (`experiments.config.FIGURE_KINDS`).
+        privacy: trust model of its private algorithms (``"none"``: δ on the x axis).
+        algorithms: algorithms drawn, in order.
+        yscale: ``"log"`` or ``"linear"``.
+        delta: δ of an ε figure (None for δ figures).
+        rounds: plot rounds of adaptivity instead of τ.
+    """
 
     name: str
     privacy: str
     algorithms: tuple[str, ...]
     yscale: str
-    delta: float
+    delta: float | None
+    rounds: bool = False
+
+
+class Labels(NamedTuple):
+    """What a figure needs to know beyond the summary (from the sweep's configuration)."""
+
+    names: dict[str, str]
+    """Legend name of every algorithm label."""
+    episodes: dict[str, str | None]
+    """Episode mode of every algorithm label (`experiments.rounds.episode_modes`)."""
+    instances: dict
+    """`experiments.specs.InstanceSpec` of every instance name that has one."""
+
+    @classmethod
+    def of(cls, summary: Table, sweep_config: SweepConfig | None) -> Labels:
+        """Names, episode modes and instances for ``summary``'s algorithms and instances."""
+        labels = results.unique(summary["algorithm"])
+        own = {a.label: a for a in sweep_config.algorithms} if sweep_config else {}
+        names = {a: own[a].display_name() if a in own else DISPLAY_NAMES.get(a, a) for a in labels}
+        instances = {i.name: i for i in sweep_config.instances} if sweep_config else {}
+        return cls(names, rounds.episode_modes(labels, sweep_config), instances)
 
 
 def _privacy(summary: Table) -> dict[str, str]:
@@ -72,50 +122,97 @@ def _privacy(summary: Table) -> dict[str, str]:
     return registered | {a: p for a, p in present.items() if a not in registered}
 
 
-def figure_specs(summary: Table) -> list[FigureSpec]:
-    """The figures a summary supports, in a fixed order."""
+def _counts_rounds(summary: Table) -> set[str]:
+    """Algorithms that report rounds of adaptivity (C ≥ 0)."""
+    return set(summary["algorithm"][summary["rounds_max"] >= 0].tolist())
+
+
+def figure_specs(summary: Table, kinds: Sequence[str] = ()) -> list[FigureSpec]:
+    """The figures a summary supports, in a fixed order (only ``kinds`` if given); an ε figure
+    at δ holds the algorithms that ran at that δ."""
     privacy_of = _privacy(summary)
-    present = set(privacy_of)
+    with_rounds = _counts_rounds(summary)
     specs = []
     for delta in sorted(set(summary["delta"].tolist())):
+        here = set(summary["algorithm"][summary["delta"] == delta].tolist())
+        at = {a: p for a, p in privacy_of.items() if a in here}
         for privacy in ("local", "global"):
-            algs = tuple(a for a, p in privacy_of.items() if p in (privacy, "none"))
-            if any(privacy_of[a] == privacy for a in algs):
+            algs = tuple(a for a, p in at.items() if p in (privacy, "none"))
+            if any(at[a] == privacy for a in algs):
                 specs.append(FigureSpec(privacy, privacy, algs, "log", delta))
-        if {"adap_tt", "adap_tt_star"} <= present:
-            algs = tuple(a for a in ("adap_tt", "adap_tt_star", "ttucb") if a in present)
+        if {"adap_tt", "adap_tt_star"} <= here:
+            algs = tuple(a for a in ("adap_tt", "adap_tt_star", "ttucb") if a in here)
             specs.append(FigureSpec("global_linear", "global", algs, "linear", delta))
-    return specs
+        for privacy in ("local", "global"):
+            algs = tuple(a for a, p in at.items() if p == privacy and a in with_rounds)
+            if algs:
+                specs.append(FigureSpec(f"rounds_{privacy}", privacy, algs, "log", delta, True))
+    if all(p == "none" for p in privacy_of.values()):
+        specs.append(FigureSpec("nonprivate", "none", tuple(privacy_of), "log", None))
+    algs = tuple(a for a, p in privacy_of.items() if p == "none" and a in with_rounds)
+    if algs:
+        specs.append(FigureSpec("rounds_nonprivate", "none", algs, "log", None, True))
+    return [s for s in specs if not kinds or s.name in kinds]
 
 
-def _cells(summary: Table, algorithm: str, instance: str, delta: float) -> np.ndarray:
+def _cells(summary: Table, algorithm: str, instance: str, delta: float | None) -> np.ndarray:
+    """Rows of one curve, sorted by its x (ε, or δ when ``delta`` is None)."""
     mask = (summary["algorithm"] == algorithm) & (summary["instance"] == instance)
-    idx = np.flatnonzero(mask & (summary["delta"] == delta))
-    return idx[np.argsort(summary["epsilon"][idx])]
+    if delta is not None:
+        mask &= summary["delta"] == delta
+    idx = np.flatnonzero(mask)
+    return idx[np.argsort(summary["delta" if delta is None else "epsilon"][idx])]
 
 
-def _epsilon_range(summary: Table, spec: FigureSpec) -> tuple[float, float]:
-    mask = np.isin(summary["algorithm"], spec.algorithms) & np.isfinite(summary["epsilon"])
-    eps = summary["epsilon"][mask]
-    return float(eps.min()) / 1.5, float(eps.max()) * 1.5
+def _x_range(summary: Table, spec: FigureSpec) -> tuple[float, float]:
+    mask = np.isin(summary["algorithm"], spec.algorithms)
+    x = summary["delta" if spec.delta is None else "epsilon"][mask]
+    x = x[np.isfinite(x)]
+    return float(x.min()) / 1.5, float(x.max()) * 1.5
 
 
-def draw_algorithm(ax, summary: Table, algorithm: str, instance: str, delta: float) -> None:
-    """One algorithm's curve on one panel (horizontal band if non-private)."""
+def _hollow(ax, x, y, cens, runs, color, marker) -> None:
+    """Cells with censored runs: hollow markers annotated with the censored count."""
+    ax.plot(x, y, ls="none", marker=marker, ms=6, mfc="none", color=color)
+    for e, m, c, n in zip(x, y, cens, runs, strict=True):
+        ax.annotate(
+            f"≥ ({c}/{n} cens.)",
+            (e, m),
+            textcoords="offset points",
+            xytext=(3, 5),
+            fontsize=6,
+            color=color,
+        )
+
+
+def draw_algorithm(
+    ax,
+    summary: Table,
+    algorithm: str,
+    instance: str,
+    delta: float | None,
+    labels: Labels | None = None,
+    rounds_of: bool = False,
+) -> None:
+    """One algorithm's curve on one panel: τ (or C if ``rounds_of``) against ε at ``delta``, or
+    against δ if ``delta`` is None; a non-private algorithm in an ε figure is a horizontal band."""
     color, marker = STYLE.get(algorithm, ("gray", "o"))
-    label = DISPLAY_NAMES.get(algorithm, algorithm)
+    label = (labels.names if labels else DISPLAY_NAMES).get(algorithm, algorithm)
     idx = _cells(summary, algorithm, instance, delta)
     if not len(idx):
         return
-    eps, mean, std = (summary[c][idx].astype(float) for c in ("epsilon", "mean", "std"))
+    x = summary["delta" if delta is None else "epsilon"][idx].astype(float)
+    mean_col, std_col = ("rounds_mean", "rounds_std") if rounds_of else ("mean", "std")
+    mean, std = summary[mean_col][idx].astype(float), summary[std_col][idx].astype(float)
     cens = summary["censored"][idx]
-    if ALGORITHM_PRIVACY.get(algorithm, summary["privacy"][idx[0]]) == "none":
+    privacy = ALGORITHM_PRIVACY.get(algorithm, summary["privacy"][idx[0]])
+    if privacy == "none" and delta is not None:
         ax.axhline(mean[0], color=color, lw=1.2, label=f"{label} (non-private)")
         ax.axhspan(mean[0] - std[0], mean[0] + std[0], color=color, alpha=0.08)
         return
     done = cens == 0
     ax.errorbar(
-        eps[done],
+        x[done],
         mean[done],
         yerr=std[done],
         color=color,
@@ -126,104 +223,136 @@ def draw_algorithm(ax, summary: Table, algorithm: str, instance: str, delta: flo
         label=label,
     )
     if (~done).any():
-        ax.plot(
-            eps[~done],
-            mean[~done],
-            ls="none",
-            marker=marker,
-            ms=6,
-            mfc="none",
-            color=color,
+        _hollow(ax, x[~done], mean[~done], cens[~done], summary["runs"][idx][~done], color, marker)
+    mode = labels.episodes.get(algorithm) if (rounds_of and labels) else None
+    if mode is not None:
+        bound = [rounds.rounds_bound(mode, int(summary["K"][i]), summary["mean"][i]) for i in idx]
+        ax.plot(x, bound, ls=_BOUND_STYLE[mode], color=color, lw=1)
+
+
+def draw_theory(
+    ax,
+    means: np.ndarray,
+    privacy: str,
+    delta: float | None,
+    x_range: tuple[float, float],
+    family: str = "bernoulli",
+    sigma: float | None = None,
+) -> None:
+    """Lower-bound curve and regime-switch line of one instance (against ε at ``delta``, or
+    against δ if ``delta`` is None); a note on the panel where `jaxbai.theory` has none."""
+    model = overlay.theory_model(family, privacy) or overlay.theory_model(family, "none")
+    if model is None:
+        ax.text(
+            0.02,
+            0.02,
+            f"no lower bound drawn ({family}: see report)",
+            transform=ax.transAxes,
+            fontsize=6,
+            color="gray",
         )
-        for e, m, c, n in zip(
-            eps[~done], mean[~done], cens[~done], summary["runs"][idx][~done], strict=True
-        ):
-            ax.annotate(
-                f"≥ ({c}/{n} cens.)",
-                (e, m),
-                textcoords="offset points",
-                xytext=(3, 5),
-                fontsize=6,
-                color=color,
-            )
-
-
-def draw_theory(ax, means: np.ndarray, privacy: str, delta: float, eps_range) -> None:
-    """Lower-bound curve and regime-switch line of one instance."""
-    grid = np.geomspace(*eps_range, 60)
-    ax.plot(
-        grid,
-        overlay.lower_bound(means, privacy, grid, delta),
-        ls="--",
-        color="gray",
-        lw=1,
-        label="lower bound T*·log(1/(2.4δ))",
-    )
-    switch = overlay.regime_switch(means, privacy)
-    if math.isfinite(switch):
+        return
+    grid = np.geomspace(*x_range, 60)
+    if delta is None:  # against δ: the non-private bound (ε = ∞) at every δ of the grid
+        bound = overlay.lower_bound(means, model, np.full(60, np.inf), grid, family, sigma)
+    else:
+        bound = overlay.lower_bound(means, model, grid, delta, family, sigma)
+    label = "lower bound T*·log(1/(2.4δ))"
+    ax.plot(grid, bound, ls="--", color="gray", lw=1, label=label)
+    switch = overlay.regime_switch(means, privacy, family)
+    if delta is not None and math.isfinite(switch):
         ax.axvline(switch, color="gray", lw=8, alpha=0.2, label="regime switch ε_s (theory)")
 
 
-def draw_figure(summary: Table, spec: FigureSpec) -> Figure:
-    """One figure: a panel per instance of the summary."""
-    instances = list(dict.fromkeys(summary["instance"].tolist()))
-    means_of = dict(zip(summary["instance"], summary["means"], strict=True))
-    ncols = min(3, len(instances))
-    nrows = math.ceil(len(instances) / ncols)
-    width = max(6.5, 4.2 * ncols)
-    fig = Figure(figsize=(width, 3.4 * nrows))
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    eps_range = _epsilon_range(summary, spec)
-    for ax, instance in zip(axes.ravel(), instances, strict=False):
-        means = results.parse_means(means_of[instance])
-        draw_theory(ax, means, spec.privacy, spec.delta, eps_range)
-        for algorithm in spec.algorithms:
-            draw_algorithm(ax, summary, algorithm, instance, spec.delta)
-        ax.set_xscale("log")
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.set_yscale(spec.yscale)
-        ax.set_xlim(*eps_range)
-        ax.set_title(f"{instance} = ({', '.join(f'{m:g}' for m in means)})", fontsize=9)
-        ax.set_xlabel("ε")
-        ax.set_ylabel("stopping time τ")
-        ax.grid(True, which="major", alpha=0.3)
-    for ax in axes.ravel()[len(instances) :]:
-        ax.set_visible(False)
+def _ylabel(spec: FigureSpec) -> str:
+    return "rounds of adaptivity C(τ)" if spec.rounds else "stopping time τ"
+
+
+def _title(spec: FigureSpec, runs: list[int]) -> str:
+    what = "C(τ)" if spec.rounds else "τ"
+    runs_text = "/".join(map(str, runs))
+    if spec.delta is None:
+        return f"non-private: {what} (mean ± std over {runs_text} runs) against δ"
+    return f"{spec.privacy} DP: {what} (mean ± std over {runs_text} runs), δ = {spec.delta:g}"
+
+
+def _legend(fig, axes, summary: Table, spec: FigureSpec, ncols: int, nrows: int) -> None:
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    if (summary["censored"] > 0).any():
+    if (summary["censored"][np.isin(summary["algorithm"], spec.algorithms)] > 0).any():
         handles.append(Line2D([], [], ls="none", marker="o", mfc="none", color="gray"))
         labels.append("hollow: censored runs (mean is a lower bound)")
+    if spec.rounds:
+        for mode, ls in _BOUND_STYLE.items():
+            handles.append(Line2D([], [], ls=ls, color="gray"))
+            labels.append(f"{rounds.BOUND_TEXT[mode]} ({mode.replace('_', '-')} episodes)")
     legend_cols = 2 if ncols == 1 else 4
     fig.legend(
         handles,
         labels,
         loc="lower center",
-        ncol=min(legend_cols, len(labels)),
+        ncol=min(legend_cols, max(len(labels), 1)),
         fontsize=7,
         frameon=False,
     )
-    runs = sorted(set(summary["runs"].tolist()))
-    fig.suptitle(
-        f"{spec.privacy} DP: τ (mean ± std over {'/'.join(map(str, runs))} runs), "
-        f"δ = {spec.delta:g}",
-        fontsize=10,
-    )
     rows_of_legend = math.ceil(len(labels) / legend_cols)
     fig.tight_layout(rect=(0, 0.05 * rows_of_legend / nrows, 1, 0.95))
+
+
+def draw_figure(summary: Table, spec: FigureSpec, labels: Labels | None = None) -> Figure:
+    """One figure: a panel per instance of the summary that the figure's algorithms ran on."""
+    labels = labels or Labels.of(summary, None)
+    shown = np.isin(summary["algorithm"], spec.algorithms)
+    instances = list(dict.fromkeys(summary["instance"][shown].tolist()))
+    means_of = dict(zip(summary["instance"], summary["means"], strict=True))
+    ncols = min(3, len(instances))
+    nrows = math.ceil(len(instances) / ncols)
+    fig = Figure(figsize=(max(6.5, 4.2 * ncols), 3.4 * nrows))
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    x_range = _x_range(summary, spec)
+    for ax, instance in zip(axes.ravel(), instances, strict=False):
+        means = results.parse_means(means_of[instance])
+        family, sigma = overlay.instance_family(instance, labels.instances)
+        if not spec.rounds:
+            draw_theory(ax, means, spec.privacy, spec.delta, x_range, family, sigma)
+        for algorithm in spec.algorithms:
+            draw_algorithm(ax, summary, algorithm, instance, spec.delta, labels, spec.rounds)
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_yscale(spec.yscale)
+        ax.set_xlim(*x_range)
+        if spec.delta is None:  # a few δ: label each
+            deltas = sorted(set(summary["delta"][shown].tolist()))
+            ax.set_xticks(deltas, [f"{d:g}" for d in deltas])
+        kind = "" if family == "bernoulli" else f" [{labels.instances[instance].describe()}]"
+        ax.set_title(f"{instance} = ({', '.join(f'{m:g}' for m in means)}){kind}", fontsize=9)
+        ax.set_xlabel("δ" if spec.delta is None else "ε")
+        ax.set_ylabel(_ylabel(spec))
+        ax.grid(True, which="major", alpha=0.3)
+    for ax in axes.ravel()[len(instances) :]:
+        ax.set_visible(False)
+    fig.suptitle(_title(spec, sorted(set(summary["runs"][shown].tolist()))), fontsize=10)
+    _legend(fig, axes, summary, spec, ncols, nrows)
     return fig
 
 
-def draw_all(summary: Table, out_dir: str) -> list[str]:
-    """Draw every figure of `figure_specs` as PNG and PDF; returns the written paths."""
+def draw_all(summary: Table, out_dir: str, sweep_config: SweepConfig | None = None) -> list[str]:
+    """Draw every figure of `figure_specs` (selected by the configuration's plot options) in
+    its formats; returns the written paths."""
+    options = sweep_config.plot if sweep_config else PlotOptions()
+    labels = Labels.of(summary, sweep_config)
     os.makedirs(out_dir, exist_ok=True)
     paths = []
     many_deltas = len(set(summary["delta"].tolist())) > 1
-    for spec in figure_specs(summary):
-        fig = draw_figure(summary, spec)
-        stem = f"tau_vs_epsilon_{spec.name}" + (f"_delta{spec.delta:g}" if many_deltas else "")
-        for ext in ("png", "pdf"):
+    for spec in figure_specs(summary, options.figures):
+        fig = draw_figure(summary, spec, labels)
+        per_delta = many_deltas and spec.delta is not None
+        prefix = "rounds_vs" if spec.rounds else "tau_vs"
+        axis = "delta" if spec.delta is None else "epsilon"
+        name = spec.name.removeprefix("rounds_")
+        stem = f"{prefix}_{axis}_{name}" + (f"_delta{spec.delta:g}" if per_delta else "")
+        for ext in options.formats:
             path = os.path.join(out_dir, f"{stem}.{ext}")
-            fig.savefig(path, dpi=110)
+            fig.savefig(path, dpi=options.dpi)
             paths.append(path)
     return paths
 
@@ -243,7 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     summary = stats.summarize(results.read_csv(args.csv))
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.csv)), "figures")
-    for path in draw_all(summary, out):
+    for path in draw_all(summary, out, config.load_sidecar(args.csv)):
         print(path)
     return 0
 

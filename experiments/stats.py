@@ -52,8 +52,12 @@ SUMMARY_COLUMNS: dict[str, type] = {k: RUN_COLUMNS[k] for k in CELL_KEYS} | {
     "error_lo": float,
     "error_hi": float,
     "censored": int,
+    "rounds_mean": float,
+    "rounds_std": float,
+    "rounds_max": int,
 }
-"""Schema of the per-cell summary table (error interval: 95% Wilson score)."""
+"""Schema of the per-cell summary table (error interval: 95% Wilson score). ``rounds_*``: the
+rounds of adaptivity C(τ) over the cell's runs (Appendix H); −1 for fully sequential algorithms."""
 
 
 def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
@@ -69,10 +73,19 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
     return lo, hi
 
 
-def summarize_runs(tau: np.ndarray, correct: np.ndarray, censored: np.ndarray) -> dict:
-    """Summary statistics of one cell's runs (τ of censored runs = samples when cut)."""
+def summarize_runs(
+    tau: np.ndarray, correct: np.ndarray, censored: np.ndarray, rounds: np.ndarray | None = None
+) -> dict:
+    """Summary statistics of one cell's runs (τ and C of censored runs: when cut).
+
+    >>> s = summarize_runs(np.array([10, 20, 30]), np.ones(3, bool), np.zeros(3, bool),
+    ...                    np.array([4, 5, 9]))
+    >>> s["mean"], s["rounds_mean"], s["rounds_std"], s["rounds_max"]
+    (20.0, 6.0, 2.6457513110645907, 9)
+    """
     tau = np.asarray(tau, np.float64)
     n = tau.size
+    rounds = np.full(n, -1) if rounds is None else np.asarray(rounds)
     stopped = int((~censored).sum())
     errors = int((~censored & ~correct).sum())
     std = float(tau.std(ddof=1)) if n > 1 else 0.0
@@ -89,6 +102,9 @@ def summarize_runs(tau: np.ndarray, correct: np.ndarray, censored: np.ndarray) -
         "error_lo": lo,
         "error_hi": hi,
         "censored": int(censored.sum()),
+        "rounds_mean": float(rounds.mean()),
+        "rounds_std": float(rounds.std(ddof=1)) if n > 1 else 0.0,
+        "rounds_max": int(rounds.max()),
     }
 
 
@@ -100,7 +116,9 @@ def summarize(table: Table) -> Table:
     rows = []
     for key, rows_of_cell in groups.items():
         idx = np.asarray(rows_of_cell)
-        stats = summarize_runs(table["tau"][idx], table["correct"][idx], table["censored"][idx])
+        stats = summarize_runs(
+            table["tau"][idx], table["correct"][idx], table["censored"][idx], table["rounds"][idx]
+        )
         rows.append(dict(zip(CELL_KEYS, key, strict=True)) | stats)
     return {
         name: np.array([r[name] for r in rows], dtype=object if kind is str else kind)

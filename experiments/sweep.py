@@ -1,23 +1,30 @@
-"""Run a paper grid: one engine grid per algorithm, then CSV, summary, JSON, figures, report.
+"""Run a grid: one engine grid per algorithm (and per K), then CSV, summary, JSON, figures, report.
 
 ``python -m experiments.sweep`` (no arguments) runs the ``quick`` preset: global DP on mu1 and
 mu2, TTUCB, AdaP-TT, AdaP-TT* and DP-SE at a few ε, 100 runs — a few minutes on two CPU cores.
-Other presets follow the paper's grids (see ``--help`` and `experiments.grids.PRESETS`); any
-option overrides the preset. Output directory (``--out``, default ``results/<preset>``):
+The presets are the experiment files of ``experiments/grids/`` (see ``--help``); your own grid
+is a file too (``--config my_grid.toml``, schema in `experiments.config`), or inline instances
+(``--means 0.31 0.30 0.12``, ``--family gaussian --sigma 0.3``, ``--family beta``). Flags
+override the file's values. Output directory (``--out``, default ``results/<name>``):
 
     runs.csv        one row per run (`experiments.results.RUN_COLUMNS`)
     summary.csv     one row per cell: mean, std, se, median, error rate + 95% Wilson interval,
-                    censored count
-    sweep.json      versions, JAX backend and devices, git commit, configuration, wall time,
+                    censored count, rounds of adaptivity (mean, std, max)
+    sweep.json      the resolved configuration (``--config results/<name>/sweep.json`` reruns
+                    it exactly), versions, JAX backend and devices, git commit, wall time,
                     samples/s
     figures/        PNG and PDF (`experiments.plot`)
-    report.md       claims of Section 5 (`experiments.report`)
-    checkpoints/    one engine checkpoint per algorithm (``--resume`` continues from them)
+    report.md       claims of Section 5 and rounds of adaptivity (`experiments.report`)
+    checkpoints/    engine checkpoints per algorithm (``--resume`` continues from them)
+
+Instances of different families or K run as separate engine grids whose rows are merged in
+the configuration's order; a job's result depends only on (seed, run, ε, δ), so they equal the
+rows of separate sweeps.
 
 Python API (notebooks): ``main(argv)`` takes the command line as a list and returns the exit
-code. ``--algorithms`` names are keys of the registry `jaxbai.ALGORITHMS`, read when `main` is
-called, so an algorithm registered with ``jaxbai.register`` beforehand runs like the paper's
-(on the ε grid of its trust model, with ``--threshold`` if it has threshold families)::
+code. Algorithm names are keys of the registry `jaxbai.ALGORITHMS`, read when `main` is called,
+so an algorithm registered with ``jaxbai.register`` beforehand runs like the paper's (on the ε
+grid of its trust model, with ``--threshold`` if it has threshold families)::
 
     jaxbai.register("my_alg", my_factory, "My algorithm")
     sweep.main(["--algorithms", "my_alg", "ttucb", "--runs", "100", "--out", "results/mine"])
@@ -26,6 +33,7 @@ called, so an algorithm registered with ``jaxbai.register`` beforehand runs like
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import os
 import sys
@@ -35,7 +43,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from experiments import grids, results
+from experiments import config, grids, results
+from experiments.config import SweepConfig
+from experiments.specs import (
+    FAMILIES,
+    INSTANCE_KEYS,
+    AlgorithmSpec,
+    ConfigError,
+    InstanceSpec,
+    derived_name,
+    instance_from_mapping,
+)
 
 if TYPE_CHECKING:  # at run time jaxbai is imported inside functions, when first needed
     from jaxbai.base import Algorithm
@@ -48,6 +66,8 @@ __all__ = [
     "config_from_args",
     "configure_host_devices",
     "engine_stats",
+    "inline_instance",
+    "instance_groups",
     "main",
     "make_algorithm",
     "run_algorithm",
@@ -79,30 +99,49 @@ def _names(text: str) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The sweep's command line."""
+    """The sweep's command line: every flag is defined here.
+
+    Three groups: where the grid comes from (``--preset`` or ``--config``), what it holds
+    (instances, algorithms, grids, budget, seed: these override the file and are recorded in
+    ``sweep.json``), and how this invocation runs (output, resume, progress). Flags that change
+    how the sweep is executed but not its results belong to the last group and must not enter
+    `experiments.config.SweepConfig`.
+    """
     presets = "\n".join(f"  {k:<20}{p.description}" for k, p in grids.PRESETS.items())
     parser = _Parser(
         prog="python -m experiments.sweep",
-        description=__doc__ + "\npresets:\n" + presets,
+        description=__doc__ + "\npresets (experiments/grids/<name>.toml):\n" + presets,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add = parser.add_argument
-    add("--preset", default="quick", help="grid to start from (default: quick)")
-    add("--device", choices=("cpu", "gpu"), help="platform (default: JAX's default)")
+    source = parser.add_argument_group("grid source").add_mutually_exclusive_group()
+    source.add_argument("--preset", help="a shipped grid (default: quick)")
+    source.add_argument("--config", help="an experiment file (TOML) or a sweep's sweep.json")
+    grid = parser.add_argument_group("grid (overrides the preset or file)")
+    add = grid.add_argument
+    add("--instances", type=_names, nargs="+", help="instance names: the file's or mu1..mu6")
+    add("--means", type=_floats, nargs="+", help="an instance of your own: its arms' means")
+    add("--family", choices=FAMILIES, help="family of the --means instance (default bernoulli)")
+    add("--sigma", type=float, help="σ of a --family gaussian instance")
+    add("--concentration", type=float, help="a + b of a --family beta instance given by means")
+    add("--beta-a", type=_floats, nargs="+", help="shapes a of a --family beta instance")
+    add("--beta-b", type=_floats, nargs="+", help="shapes b of a --family beta instance")
     add("--runs", type=int, help="runs per (instance, ε, δ) cell")
-    add("--instances", type=_names, nargs="+", help="instance names, e.g. mu1 mu2")
     add("--epsilons", type=_floats, nargs="+", help="ε grid for every private algorithm")
     add("--deltas", type=_floats, nargs="+", help="risks δ (default 0.01)")
-    add("--algorithms", type=_names, nargs="+", help="algorithm names, e.g. adap_tt ttucb")
-    add("--threshold", choices=("heuristic", "theory"), help="stopping threshold family")
+    add("--algorithms", type=_names, nargs="+", help="the file's labels or registry names")
+    add("--threshold", choices=("heuristic", "theory"), help="every algorithm's threshold family")
     add("--max-samples", type=int, help="per-run sample budget (runs hitting it are censored)")
     add("--seed", type=int, help="master seed (default 0)")
-    add("--out", help="output directory (default results/<preset>)")
-    add("--resume", action="store_true", help="continue from the checkpoints in --out")
-    add("--quiet", action="store_true", help="no progress lines")
+    add("--device", choices=("cpu", "gpu"), help="platform (default: JAX's default)")
+    run = parser.add_argument_group("this invocation")
+    run.add_argument(
+        "--out", help="output directory (default results/<name>; results/<instance> with --means)"
+    )
+    run.add_argument("--resume", action="store_true", help="continue from the checkpoints")
+    run.add_argument("--quiet", action="store_true", help="no progress lines")
     # test hooks: stop after N engine chunks of S steps (simulates an interruption)
-    add("--max-chunks", type=int, help=argparse.SUPPRESS)
-    add("--chunk-steps", type=int, default=1 << 15, help=argparse.SUPPRESS)
+    run.add_argument("--max-chunks", type=int, help=argparse.SUPPRESS)
+    run.add_argument("--chunk-steps", type=int, default=1 << 15, help=argparse.SUPPRESS)
     return parser
 
 
@@ -110,32 +149,109 @@ def _flat(values: list[list] | None) -> tuple | None:
     return None if values is None else tuple(v for group in values for v in group)
 
 
-def config_from_args(args: argparse.Namespace) -> grids.SweepConfig:
-    """The configuration of the parsed command line (ValueError if invalid)."""
+_INLINE_FLAGS = {
+    "means": "--means",
+    "sigma": "--sigma",
+    "concentration": "--concentration",
+    "a": "--beta-a",
+    "b": "--beta-b",
+}
+
+
+def inline_instance(args: argparse.Namespace) -> InstanceSpec | None:
+    """The instance of ``--means``/``--family``/``--sigma``/``--beta-a``… (None if not given),
+    named by `experiments.specs.derived_name`.
+
+    Raises:
+        ConfigError: naming the flag.
+    """
+    family = args.family or "bernoulli"
+    given = {
+        "means": _flat(args.means),
+        "sigma": args.sigma,
+        "concentration": args.concentration,
+        "a": _flat(args.beta_a),
+        "b": _flat(args.beta_b),
+    }
+    given = {k: list(v) if isinstance(v, tuple) else v for k, v in given.items() if v is not None}
+    if not given:
+        if args.family:
+            raise ConfigError(("--family",), "needs --means (or --beta-a and --beta-b)")
+        return None
+    for key in given:
+        if key not in INSTANCE_KEYS[family]:
+            raise ConfigError((_INLINE_FLAGS[key],), f"does not apply to --family {family}")
+    try:
+        spec = instance_from_mapping({"name": family, "family": family, **given}, ())
+    except ConfigError as err:
+        flag = _INLINE_FLAGS.get(err.path[-1], "--means") if err.path else "--means"
+        raise ConfigError((flag,), err.message) from None
+    return dataclasses.replace(spec, name=derived_name(spec))
+
+
+_FLAGS = {
+    "instances": "--instances/--means",
+    "algorithms": "--algorithms",
+    "local_epsilons": "--epsilons",
+    "global_epsilons": "--epsilons",
+    "deltas": "--deltas",
+    "runs": "--runs",
+    "threshold": "--threshold",
+    "max_samples": "--max-samples",
+    "seed": "--seed",
+    "device": "--device",
+}
+
+
+def config_from_args(args: argparse.Namespace) -> SweepConfig:
+    """The configuration of the parsed command line: the preset or file, then the flags.
+
+    Raises:
+        ConfigError: located in the file, or naming the flag that set the bad value.
+    """
+    if args.config:
+        source, base = args.config, config.load(args.config)
+    else:
+        name = args.preset or "quick"
+        base = grids.config_from_preset(name)
+        source = os.path.relpath(grids.PRESETS[name].path)
+    inline = inline_instance(args)
+    instances = _flat(args.instances)
+    if inline is not None:
+        instances = (*(instances or ()), inline)
     eps = _flat(args.epsilons)
-    return grids.config_from_preset(
-        args.preset,
-        instances=_flat(args.instances),
-        algorithms=_flat(args.algorithms),
-        local_epsilons=eps,
-        global_epsilons=eps,
-        deltas=_flat(args.deltas),
-        runs=args.runs,
-        threshold=args.threshold,
-        max_samples=args.max_samples,
-        seed=args.seed,
-        device=args.device,
-        out=args.out,
-    )
+    overrides = {
+        "instances": instances,
+        "algorithms": _flat(args.algorithms),
+        "local_epsilons": eps,
+        "global_epsilons": eps,
+        "deltas": _flat(args.deltas),
+        "runs": args.runs,
+        "threshold": args.threshold,
+        "max_samples": args.max_samples,
+        "seed": args.seed,
+        "device": args.device,
+        "out": args.out or (f"results/{inline.name}" if inline is not None else None),
+    }
+    try:
+        return config.with_overrides(base, **overrides)
+    except ConfigError as err:
+        key = err.path[0] if err.path else None
+        if overrides.get(key) is not None:
+            raise ConfigError((_FLAGS[key], *err.path[1:]), err.message) from None
+        if source.endswith(".json"):
+            raise err.located(source) from None
+        raise config.locate(err, source) from None
 
 
-def configure_host_devices(config: grids.SweepConfig) -> None:
-    """Expose every CPU core to JAX as a device (before JAX is imported), unless told otherwise.
+def configure_host_devices(sweep_config: SweepConfig) -> None:
+    """Expose every CPU core to JAX as a device (before JAX starts its backend), unless told
+    otherwise.
 
     The engine shards jobs over ``jax.devices()``; on a GPU run, or when ``XLA_FLAGS`` is
     already set, nothing changes.
     """
-    if config.device == "gpu" or "XLA_FLAGS" in os.environ:
+    if sweep_config.device == "gpu" or "XLA_FLAGS" in os.environ:
         return
     cores = max(1, os.cpu_count() or 1)
     os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={cores}"
@@ -148,78 +264,124 @@ def make_algorithm(name: str, threshold: str) -> Algorithm:
     Raises:
         ValueError: ``name`` is not registered.
     """
-    import jaxbai
-
-    entry = jaxbai.ALGORITHMS.get_entry(name)
-    return entry(threshold=threshold) if entry.thresholds else entry()
+    return AlgorithmSpec(name, name).build(threshold)
 
 
-def run_table(name: str, config: grids.SweepConfig, res: GridResult) -> results.Table:
-    """The per-run rows of one algorithm's grid result (job order: instance, ε, δ, run).
+def instance_groups(instances: Sequence[InstanceSpec]) -> list[tuple[int, ...]]:
+    """Indices of the instances that share one engine grid (same family and K), in order of
+    first appearance.
 
-    The ``threshold`` column is ``"n/a"`` for an algorithm without threshold families.
+    >>> from experiments.specs import paper_instance
+    >>> g = InstanceSpec("g", "gaussian", (1.0, 0.0), sigma=1.0)
+    >>> instance_groups([paper_instance("mu1"), g, paper_instance("mu2")])
+    [(0, 2), (1,)]
     """
+    groups: dict[tuple, list[int]] = {}
+    for i, spec in enumerate(instances):
+        groups.setdefault((spec.family, spec.num_arms), []).append(i)
+    return [tuple(g) for g in groups.values()]
+
+
+def _instance_rows(
+    spec: AlgorithmSpec, sweep_config: SweepConfig, instance: InstanceSpec, res, rows: slice
+) -> results.Table:
+    """The per-run rows of one instance's block of a grid result (order: ε, δ, run)."""
     import jaxbai
 
-    entry = jaxbai.ALGORITHMS.get_entry(name)
     jobs = res.jobs
-    per_instance = len(jobs) // len(config.instances)
-    means = [jaxbai.PAPER_INSTANCES[i] for i in config.instances]
-    n = len(jobs)
+    n = len(jobs.run[rows])
+    entry = jaxbai.ALGORITHMS.get_entry(spec.algorithm)
     return {
-        "algorithm": np.full(n, name, dtype=object),
+        "algorithm": np.full(n, spec.label, dtype=object),
         "privacy": np.full(n, entry.privacy, dtype=object),
-        "instance": np.repeat(np.array(config.instances, dtype=object), per_instance),
-        "means": np.repeat(
-            np.array([results.format_means(m) for m in means], object), per_instance
-        ),
-        "K": np.full(n, len(means[0]), np.int64),
-        "epsilon": np.asarray(jobs.epsilon, np.float64),
-        "delta": np.asarray(jobs.delta, np.float64),
-        "threshold": np.full(n, config.threshold if entry.thresholds else "n/a", dtype=object),
-        "seed": np.full(n, config.seed, np.int64),
-        "run": np.asarray(jobs.run, np.int64),
-        "tau": np.asarray(res.tau, np.int64),
-        "recommendation": np.asarray(res.recommendation, np.int64),
-        "correct": np.asarray(res.correct, bool),
-        "censored": np.asarray(res.censored, bool),
-        "rounds": np.asarray(res.rounds, np.int64),
+        "instance": np.full(n, instance.name, dtype=object),
+        "means": np.full(n, results.format_means(instance.means), dtype=object),
+        "K": np.full(n, instance.num_arms, np.int64),
+        "epsilon": np.asarray(jobs.epsilon[rows], np.float64),
+        "delta": np.asarray(jobs.delta[rows], np.float64),
+        "threshold": np.full(n, spec.threshold_of(sweep_config.threshold), dtype=object),
+        "seed": np.full(n, sweep_config.seed, np.int64),
+        "run": np.asarray(jobs.run[rows], np.int64),
+        "tau": np.asarray(res.tau[rows], np.int64),
+        "recommendation": np.asarray(res.recommendation[rows], np.int64),
+        "correct": np.asarray(res.correct[rows], bool),
+        "censored": np.asarray(res.censored[rows], bool),
+        "rounds": np.asarray(res.rounds[rows], np.int64),
     }
 
 
-def run_algorithm(name: str, config: grids.SweepConfig, args: argparse.Namespace) -> GridResult:
-    """One engine grid (all instances × ε × δ × runs) with its checkpoint; returns the result."""
-    import jaxbai
+def run_table(
+    spec: AlgorithmSpec, sweep_config: SweepConfig, grid_results: Sequence[GridResult]
+) -> results.Table:
+    """The per-run rows of one algorithm in the configuration's instance order (then ε, δ,
+    run), from its grid results (one per group of `instance_groups`).
+
+    The ``threshold`` column is ``"n/a"`` for an algorithm without threshold families.
+    """
+    blocks = {}
+    for group, res in zip(instance_groups(sweep_config.instances), grid_results, strict=True):
+        per_instance = len(res.jobs) // len(group)
+        for k, i in enumerate(group):
+            rows = slice(k * per_instance, (k + 1) * per_instance)
+            blocks[i] = _instance_rows(spec, sweep_config, sweep_config.instances[i], res, rows)
+    return results.concat([blocks[i] for i in range(len(sweep_config.instances))])
+
+
+def _checkpoint(sweep_config: SweepConfig, label: str, group: tuple[int, ...]) -> str:
+    """``checkpoints/<label>.npz``; with several groups, one file per family and K."""
+    name = label
+    if len(instance_groups(sweep_config.instances)) > 1:
+        first = sweep_config.instances[group[0]]
+        name = f"{label}.{first.family}-K{first.num_arms}"
+    return os.path.join(sweep_config.out, "checkpoints", f"{name}.npz")
+
+
+def run_algorithm(
+    spec: AlgorithmSpec, sweep_config: SweepConfig, args: argparse.Namespace
+) -> list[GridResult]:
+    """One engine grid per group of instances (same family and K), each with its checkpoint;
+    stops after a group that did not finish (``--max-chunks``)."""
     from jaxbai import engine
 
-    instances = [jaxbai.bernoulli(jaxbai.PAPER_INSTANCES[i]) for i in config.instances]
-    jobs = engine.grid_jobs(instances, config.epsilons_for(name), config.deltas, config.runs)
-    if not args.quiet:
-        print(f"[{name}] {len(jobs)} runs", file=sys.stderr)
-    return engine.run_grid(
-        make_algorithm(name, config.threshold),
-        jobs,
-        seed=config.seed,
-        max_samples=config.max_samples,
-        device=config.device,
-        checkpoint=os.path.join(config.out, "checkpoints", f"{name}.npz"),
-        resume=args.resume,
-        progress=not args.quiet,
-        chunk_steps=args.chunk_steps,
-        max_chunks=args.max_chunks,
-    )
+    alg = spec.build(sweep_config.threshold)
+    eps = sweep_config.epsilons_for(spec)
+    grid_results = []
+    for group in instance_groups(sweep_config.instances):
+        instances = [sweep_config.instances[i].build() for i in group]
+        jobs = engine.grid_jobs(instances, eps, sweep_config.deltas, sweep_config.runs)
+        if not args.quiet:
+            print(f"[{spec.label}] {len(jobs)} runs", file=sys.stderr)
+        res = engine.run_grid(
+            alg,
+            jobs,
+            seed=sweep_config.seed,
+            max_samples=sweep_config.max_samples,
+            device=sweep_config.device,
+            checkpoint=_checkpoint(sweep_config, spec.label, group),
+            resume=args.resume,
+            progress=not args.quiet,
+            chunk_steps=args.chunk_steps,
+            max_chunks=args.max_chunks,
+        )
+        grid_results.append(res)
+        if unfinished(res):
+            break
+    return grid_results
 
 
-def engine_stats(res: GridResult) -> dict:
-    """Wall time and throughput of one engine call."""
+def engine_stats(grid_results: Sequence[GridResult]) -> dict:
+    """Wall time and throughput of one algorithm's engine calls, together."""
+    samples = sum(r.samples for r in grid_results)
+    wall = sum(r.wall_time for r in grid_results)
+    lane_steps = sum(r.lane_steps for r in grid_results)
     return {
-        "jobs": len(res.jobs),
-        "censored": int(res.censored.sum()),
-        "wall_time_s": res.wall_time,
-        "samples": res.samples,
-        "lane_steps": res.lane_steps,
-        "efficiency": res.efficiency,
-        "samples_per_s": res.samples / max(res.wall_time, 1e-9),
+        "jobs": sum(len(r.jobs) for r in grid_results),
+        "censored": int(sum(r.censored.sum() for r in grid_results)),
+        "wall_time_s": wall,
+        "samples": samples,
+        "lane_steps": lane_steps,
+        "efficiency": samples / max(lane_steps, 1),
+        "samples_per_s": samples / max(wall, 1e-9),
     }
 
 
@@ -229,12 +391,12 @@ def unfinished(res: GridResult) -> bool:
 
 
 def write_outputs(
-    config: grids.SweepConfig, table: results.Table, sidecar: dict
+    sweep_config: SweepConfig, table: results.Table, sidecar: dict
 ) -> dict[str, object]:
     """CSV, summary, JSON, figures and report; returns the paths written."""
     from experiments import plot, report, stats
 
-    out = config.out
+    out = sweep_config.out
     paths: dict[str, object] = {
         "runs": os.path.join(out, "runs.csv"),
         "summary": os.path.join(out, "summary.csv"),
@@ -244,8 +406,8 @@ def write_outputs(
     results.write_csv(table, paths["runs"], results.RUN_COLUMNS)
     summary = stats.summarize(table)
     results.write_csv(summary, paths["summary"], stats.SUMMARY_COLUMNS)
-    paths["figures"] = plot.draw_all(summary, os.path.join(out, "figures"))
-    text, _ = report.report_from_csv(paths["runs"])
+    paths["figures"] = plot.draw_all(summary, os.path.join(out, "figures"), sweep_config)
+    text, _ = report.report_from_csv(paths["runs"], sweep_config)
     with open(paths["report"], "w") as f:
         f.write(text + "\n")
     sidecar["files"] = {k: v for k, v in paths.items() if k != "sidecar"}
@@ -253,25 +415,26 @@ def write_outputs(
     return paths
 
 
-def sweep(config: grids.SweepConfig, args: argparse.Namespace, argv: Sequence[str]) -> int:
+def sweep(sweep_config: SweepConfig, args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Run every algorithm, then write the outputs; returns the exit code."""
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     clock = time.perf_counter()
-    os.makedirs(os.path.join(config.out, "checkpoints"), exist_ok=True)
+    os.makedirs(os.path.join(sweep_config.out, "checkpoints"), exist_ok=True)
     tables, per_algorithm = [], {}
-    for name in config.algorithms:
-        res = run_algorithm(name, config, args)
-        if unfinished(res):
-            print(f"sweep: interrupted during {name}; rerun with --resume", file=sys.stderr)
+    for spec in sweep_config.algorithms:
+        grid_results = run_algorithm(spec, sweep_config, args)
+        if unfinished(grid_results[-1]):
+            print(f"sweep: interrupted during {spec.label}; rerun with --resume", file=sys.stderr)
             return EXIT_INTERRUPTED
-        tables.append(run_table(name, config, res))
-        per_algorithm[name] = engine_stats(res)
+        tables.append(run_table(spec, sweep_config, grid_results))
+        per_algorithm[spec.label] = engine_stats(grid_results)
     engine_wall = sum(s["wall_time_s"] for s in per_algorithm.values())
     samples = sum(s["samples"] for s in per_algorithm.values())
     sidecar = {
         "started_utc": started,
         "command": ["python", "-m", "experiments.sweep", *argv],
-        "config": config.to_dict(),
+        "config": sweep_config.to_dict(),
+        "out": sweep_config.out,
         "versions": results.package_versions(),
         "jax": results.jax_environment(),
         "git_commit": results.git_commit(os.path.dirname(os.path.abspath(__file__))),
@@ -284,14 +447,14 @@ def sweep(config: grids.SweepConfig, args: argparse.Namespace, argv: Sequence[st
     }
     table = results.concat(tables)
     sidecar["wall_time_s"] = time.perf_counter() - clock
-    paths = write_outputs(config, table, sidecar)
+    paths = write_outputs(sweep_config, table, sidecar)
     print(
         f"{len(table['tau'])} runs in {sidecar['wall_time_s']:.0f}s "
         f"({sidecar['samples_per_s']:.3g} samples/s on {sidecar['jax']['backend']})"
     )
     for key in ("runs", "summary", "sidecar", "report"):
         print(f"{key:>8}: {paths[key]}")
-    print(f" figures: {os.path.join(config.out, 'figures')}/")
+    print(f" figures: {os.path.join(sweep_config.out, 'figures')}/")
     return 0
 
 
@@ -300,19 +463,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        config = config_from_args(args)
-    except ValueError as err:
-        parser.error(str(err))
     if (args.max_chunks is not None and args.max_chunks < 1) or args.chunk_steps < 1:
         parser.error("--max-chunks and --chunk-steps must be positive")
-    configure_host_devices(config)
+    try:
+        sweep_config = config_from_args(args)
+    except ValueError as err:
+        parser.error(str(err))
+    configure_host_devices(sweep_config)
     from jaxbai import engine
 
     try:
-        if config.device is not None:
-            engine.select_devices(config.device)
-        return sweep(config, args, argv)
+        if sweep_config.device is not None:
+            engine.select_devices(sweep_config.device)
+        return sweep(sweep_config, args, argv)
     except ValueError as err:  # e.g. a checkpoint written for another grid
         parser.error(str(err))
     return EXIT_USAGE

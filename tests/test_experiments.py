@@ -52,7 +52,11 @@ def test_sweep_writes_csv_json_figures_report(tiny_sweep):
         meta = json.load(f)
     for key in ("versions", "jax", "git_commit", "config", "wall_time_s", "samples_per_s"):
         assert key in meta
-    assert meta["config"]["runs"] == 5 and meta["config"]["instances"] == ["mu1"]
+    assert meta["config"]["runs"] == 5
+    assert meta["config"]["instances"] == [
+        {"name": "mu1", "family": "bernoulli", "means": [0.95, 0.9, 0.9, 0.9, 0.5]}
+    ]
+    assert meta["config"]["algorithms"] == ["ttucb", "adap_tt"]
     assert meta["jax"]["backend"] and meta["jax"]["devices"]
     assert set(meta["engine"]) == {"ttucb", "adap_tt"}
 
@@ -177,12 +181,12 @@ def test_plot_keeps_algorithms_the_registry_does_not_know():
 
 def test_presets_follow_the_paper_grids():
     fig4 = grids.config_from_preset("fig4")
-    assert fig4.instances == grids.INSTANCE_NAMES and fig4.runs == 1000
+    assert fig4.instance_names == grids.INSTANCE_NAMES and fig4.runs == 1000
     assert fig4.epsilons_for("adap_tt_star") == grids.GLOBAL_EPSILONS
     assert fig4.deltas == (0.01,)
     assert grids.config_from_preset("fig1").epsilons_for("ctb_tt") == grids.LOCAL_EPSILONS
     paper = grids.config_from_preset("paper")
-    assert {"ctb_tt", "adap_tt", "adap_tt_star", "dp_se", "ttucb"} == set(paper.algorithms)
+    assert {"ctb_tt", "adap_tt", "adap_tt_star", "dp_se", "ttucb"} == set(paper.algorithm_labels)
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -222,7 +226,7 @@ def _runs(algorithm: str, instance: str, eps: float, mean: float, errors=0, cens
         "recommendation": np.zeros(n, int),
         "correct": np.arange(n) >= errors,
         "censored": cens,
-        "rounds": np.zeros(n, int),
+        "rounds": np.full(n, -1),  # fully sequential (no rounds figures)
     }
 
 

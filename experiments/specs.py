@@ -1,0 +1,471 @@
+"""Instances and algorithms of a sweep as plain, validated specifications.
+
+An `InstanceSpec` is a named instance of one family — Bernoulli (means in [0, 1]), Gaussian
+(means, common σ) or Beta (shapes a, b, or means and a concentration a + b) — with any K ≥ 2 and a
+unique best arm. An `AlgorithmSpec` is a registered algorithm (`jaxbai.ALGORITHMS`) under a label,
+with options for its factory (threshold family, β, leader bonus, γ, episodes, …). Both are
+checked here in numpy, before anything compiles; a problem is a `ConfigError` naming the key.
+Importing this module does not import JAX (the registry is read when first needed).
+
+Example:
+    >>> spec = instance_from_mapping({"name": "b", "family": "beta", "means": [0.6, 0.4],
+    ...                               "concentration": 10}, ("instances", 0))
+    >>> spec.a, spec.b, spec.means
+    ((6.0, 4.0), (4.0, 6.0), (0.6, 0.4))
+    >>> try:
+    ...     instance_from_mapping({"name": "t", "means": [0.9, 0.9, 0.1]}, ("instances", 2))
+    ... except ConfigError as err:
+    ...     print(err.path, err.message, sep="\\n")
+    ('instances', 2, 'means')
+    tied best arm: arms 0, 1 share the largest mean 0.9; the best arm must be unique
+    >>> alg = AlgorithmSpec("adap_tt_b03", "adap_tt", (("beta", 0.3),))
+    >>> alg.display_name(), alg.threshold_of("theory")
+    ('AdaP-TT (β = 0.3)', 'theory')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from jaxbai.base import Algorithm, Instance
+
+__all__ = [
+    "ALGORITHM_PRIVACY",
+    "DISPLAY_NAMES",
+    "FAMILIES",
+    "INSTANCE_KEYS",
+    "PAPER_INSTANCE_NAMES",
+    "AlgorithmSpec",
+    "ConfigError",
+    "InstanceSpec",
+    "RegistryView",
+    "algorithm_from_entry",
+    "check_algorithm",
+    "derived_name",
+    "format_key",
+    "instance_from_entry",
+    "instance_from_mapping",
+    "paper_instance",
+    "registry",
+]
+
+FAMILIES = ("bernoulli", "gaussian", "beta")
+"""Reward families of an instance."""
+
+PAPER_INSTANCE_NAMES: tuple[str, ...] = ("mu1", "mu2", "mu3", "mu4", "mu5", "mu6")
+"""The six Bernoulli instances of Appendix I (``jaxbai.PAPER_INSTANCES``)."""
+
+INSTANCE_KEYS: dict[str, tuple[str, ...]] = {
+    "bernoulli": ("name", "family", "means"),
+    "gaussian": ("name", "family", "means", "sigma"),
+    "beta": ("name", "family", "means", "concentration", "a", "b"),
+}
+"""Keys of an instance table, by family."""
+_ALGORITHM_KEYS = ("name", "algorithm")  # every other key of an algorithm table is an option
+_OPTION_SYMBOLS = {"beta": "β", "gamma": "γ", "sigma": "σ"}
+
+
+def format_key(path: Sequence[str | int]) -> str:
+    """``("algorithms", 1, "beta")`` → ``"algorithms[1].beta"``."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+class ConfigError(ValueError):
+    """A configuration problem at a key path, optionally located in a file.
+
+    ``str()`` is ``"file:line: key: message"`` (file and line when known).
+
+    Attributes:
+        path: the key path, e.g. ``("algorithms", 1, "beta")`` (``()``: the whole file).
+        message: what is wrong and the valid range.
+        source: the file (or ``"command line"``), if known.
+        line: the line of the key in ``source``, if known.
+    """
+
+    def __init__(
+        self,
+        path: Sequence[str | int],
+        message: str,
+        source: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        self.path, self.message, self.source, self.line = tuple(path), message, source, line
+        where = f"{source}:{line}: " if line else (f"{source}: " if source else "")
+        key = f"{format_key(self.path)}: " if self.path else ""
+        super().__init__(f"{where}{key}{message}")
+
+    def located(self, source: str, line: int | None = None) -> ConfigError:
+        """The same error, located in ``source`` (at ``line``)."""
+        return ConfigError(self.path, self.message, source, line)
+
+
+# ----------------------------------------------------------------------------- registry
+def registry():
+    """`jaxbai.ALGORITHMS` (imported on first use, so importing this module stays JAX-free)."""
+    from jaxbai import ALGORITHMS
+
+    return ALGORITHMS
+
+
+class RegistryView(Mapping[str, str]):
+    """A read-only name → attribute view of `jaxbai.ALGORITHMS`, read at every access.
+
+    An algorithm registered after this module was imported (``jaxbai.register``) is seen.
+
+    Attributes:
+        attribute: the `jaxbai.AlgorithmEntry` field this view reads.
+    """
+
+    def __init__(self, attribute: str) -> None:
+        self.attribute = attribute
+
+    def __getitem__(self, name: str) -> str:
+        entries = registry()
+        if name not in entries:
+            raise KeyError(f"unknown algorithm {name!r}; registered: {list(entries)}")
+        return getattr(entries[name], self.attribute)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(registry()))
+
+    def __len__(self) -> int:
+        return len(registry())
+
+    def __repr__(self) -> str:
+        return f"RegistryView({self.attribute!r}: {dict(self)!r})"
+
+
+ALGORITHM_PRIVACY: Mapping[str, str] = RegistryView("privacy")
+"""Trust model of each registered algorithm (``jaxbai.ALGORITHMS[name].privacy``)."""
+
+DISPLAY_NAMES: Mapping[str, str] = RegistryView("display_name")
+"""Name of each registered algorithm in figures and reports."""
+
+
+# ----------------------------------------------------------------------------- values
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _string(value: object, path: tuple) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(path, f"must be a non-empty string, got {value!r}")
+    return value
+
+
+def _number(value: object, path: tuple, what: str, ok) -> float:
+    if value is None:
+        raise ConfigError(path, f"is required: a number {what}")
+    if not _is_number(value) or not math.isfinite(value) or not ok(float(value)):
+        raise ConfigError(path, f"must be {what}, got {value!r}")
+    return float(value)
+
+
+def _vector(value: object, path: tuple, what: str, ok) -> tuple[float, ...]:
+    """A list of K ≥ 2 finite numbers, each satisfying ``ok``."""
+    if value is None:
+        raise ConfigError(path, f"is required: a list of K >= 2 numbers {what}")
+    if not isinstance(value, (list, tuple)) or len(value) < 2:
+        raise ConfigError(path, f"must be a list of K >= 2 numbers {what}, got {value!r}")
+    for i, v in enumerate(value):
+        if not _is_number(v) or not math.isfinite(v) or not ok(float(v)):
+            raise ConfigError(path, f"must be a list of numbers {what}; entry {i} is {v!r}")
+    return tuple(float(v) for v in value)
+
+
+def _check_unique_best(means: tuple[float, ...], path: tuple) -> None:
+    arr = np.asarray(means)
+    best = np.flatnonzero(arr == arr.max())
+    if len(best) > 1:
+        arms = ", ".join(map(str, best.tolist()))
+        raise ConfigError(
+            path,
+            f"tied best arm: arms {arms} share the largest mean {arr.max():g}; "
+            "the best arm must be unique",
+        )
+
+
+# ----------------------------------------------------------------------------- instances
+@dataclasses.dataclass(frozen=True)
+class InstanceSpec:
+    """A named instance of one reward family.
+
+    Attributes:
+        name: the name in tables and figures.
+        family: one of `FAMILIES`.
+        means: the arms' means (for Beta, a / (a + b)).
+        sigma: the Gaussian standard deviation (Gaussian only).
+        a, b: the Beta shape parameters (Beta only).
+    """
+
+    name: str
+    family: str
+    means: tuple[float, ...]
+    sigma: float | None = None
+    a: tuple[float, ...] | None = None
+    b: tuple[float, ...] | None = None
+
+    @property
+    def num_arms(self) -> int:
+        """K."""
+        return len(self.means)
+
+    @property
+    def unit_interval(self) -> bool:
+        """Whether every reward lies in [0, 1] (Bernoulli, Beta)."""
+        return self.family != "gaussian"
+
+    def describe(self) -> str:
+        """The family and its parameters in words, e.g. ``"Gaussian, σ = 0.3"``."""
+        if self.family == "gaussian":
+            return f"Gaussian, σ = {self.sigma:g}"
+        if self.family == "beta":
+            return f"Beta, a + b = {_format_list(np.add(self.a, self.b))}"
+        return "Bernoulli"
+
+    def build(self) -> Instance:
+        """The `jaxbai` instance (creates JAX arrays)."""
+        import jaxbai
+
+        if self.family == "gaussian":
+            return jaxbai.gaussian(self.means, self.sigma)
+        if self.family == "beta":
+            return jaxbai.beta(self.a, self.b)
+        return jaxbai.bernoulli(self.means)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The instance as a table of an experiment file (what `instance_from_mapping` reads)."""
+        data: dict[str, Any] = {"name": self.name, "family": self.family}
+        if self.family == "beta":
+            return data | {"a": list(self.a), "b": list(self.b)}
+        data["means"] = list(self.means)
+        return data | ({"sigma": self.sigma} if self.family == "gaussian" else {})
+
+
+def _format_list(values) -> str:
+    values = [f"{v:g}" for v in values]
+    return values[0] if len(set(values)) == 1 else "(" + ", ".join(values) + ")"
+
+
+def paper_instance(name: str, path: tuple = ()) -> InstanceSpec:
+    """The Bernoulli instance ``name`` of Appendix I (``"mu1"`` … ``"mu6"``).
+
+    >>> paper_instance("mu1").means
+    (0.95, 0.9, 0.9, 0.9, 0.5)
+    """
+    if name not in PAPER_INSTANCE_NAMES:
+        raise ConfigError(
+            path,
+            f"unknown instance {name!r}: a paper instance is one of {list(PAPER_INSTANCE_NAMES)};"
+            " define your own as a table with family and means",
+        )
+    from jaxbai.instances import PAPER_INSTANCES
+
+    return InstanceSpec(name, "bernoulli", tuple(float(m) for m in PAPER_INSTANCES[name]))
+
+
+def _beta_shapes(data: Mapping, path: tuple) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(a, b) from ``a`` and ``b``, or from ``means`` and ``concentration`` (a + b)."""
+    shapes = "a" in data or "b" in data
+    moments = "means" in data or "concentration" in data
+    if shapes == moments:
+        raise ConfigError(
+            path, "a Beta instance takes either a and b, or means and concentration (= a + b)"
+        )
+    if shapes:
+        positive = "> 0"
+        a = _vector(data.get("a"), (*path, "a"), positive, lambda v: v > 0)
+        b = _vector(data.get("b"), (*path, "b"), positive, lambda v: v > 0)
+        if len(a) != len(b):
+            raise ConfigError((*path, "b"), f"must have as many entries as a ({len(a)})")
+        return a, b
+    means = _vector(data.get("means"), (*path, "means"), "in (0, 1)", lambda v: 0 < v < 1)
+    c = _number(data.get("concentration"), (*path, "concentration"), "> 0", lambda v: v > 0)
+    return tuple(m * c for m in means), tuple((1 - m) * c for m in means)
+
+
+def instance_from_mapping(data: Mapping, path: tuple) -> InstanceSpec:
+    """A checked `InstanceSpec` from a table of an experiment file.
+
+    Keys: ``name``, ``family`` (default ``"bernoulli"``), and ``means`` (Bernoulli: in [0, 1];
+    Gaussian: finite, with ``sigma`` > 0) or, for Beta, ``a`` and ``b`` (> 0) or ``means`` in
+    (0, 1) and ``concentration`` (a + b > 0). The best arm must be unique.
+
+    Raises:
+        ConfigError: naming the offending key and its valid range.
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError(path, f"must be a table or a paper instance name, got {data!r}")
+    name = _string(data.get("name"), (*path, "name"))
+    family = data.get("family", "bernoulli")
+    if family not in FAMILIES:
+        raise ConfigError((*path, "family"), f"must be one of {list(FAMILIES)}, got {family!r}")
+    for key in data:
+        if key not in INSTANCE_KEYS[family]:
+            valid = list(INSTANCE_KEYS[family])
+            raise ConfigError((*path, key), f"unknown key for a {family} instance; valid: {valid}")
+    sigma = a = b = None
+    if family == "beta":
+        a, b = _beta_shapes(data, path)
+        means = tuple(x / (x + y) for x, y in zip(a, b, strict=True))
+    elif family == "gaussian":
+        means = _vector(data.get("means"), (*path, "means"), "(finite)", lambda v: True)
+        sigma = _number(data.get("sigma"), (*path, "sigma"), "> 0", lambda v: v > 0)
+    else:
+        means = _vector(data.get("means"), (*path, "means"), "in [0, 1]", lambda v: 0 <= v <= 1)
+    _check_unique_best(means, (*path, "means" if "means" in data else "a"))
+    return InstanceSpec(name, family, means, sigma, a, b)
+
+
+def instance_from_entry(entry: object, path: tuple) -> InstanceSpec:
+    """An instance of an ``instances`` list: a paper instance name or a table."""
+    if isinstance(entry, str):
+        return paper_instance(entry, path)
+    return instance_from_mapping(entry, path)
+
+
+def derived_name(spec: InstanceSpec) -> str:
+    """A readable name for an unnamed instance: family, K and its parameter.
+
+    >>> derived_name(InstanceSpec("", "gaussian", (1.0, 0.5, 0.2), sigma=0.3))
+    'gaussian_K3_sigma0.3'
+    """
+    extra = ""
+    if spec.family == "gaussian":
+        extra = f"_sigma{spec.sigma:g}"
+    elif spec.family == "beta":
+        concentration = {x + y for x, y in zip(spec.a, spec.b, strict=True)}
+        extra = f"_c{concentration.pop():g}" if len(concentration) == 1 else ""
+    return f"{spec.family}_K{spec.num_arms}{extra}"
+
+
+# ----------------------------------------------------------------------------- algorithms
+@dataclasses.dataclass(frozen=True)
+class AlgorithmSpec:
+    """A registered algorithm under a label, with options for its factory.
+
+    Attributes:
+        label: the ``algorithm`` column of the results (unique in a sweep).
+        algorithm: the registry name (`jaxbai.ALGORITHMS`).
+        options: (option, value) pairs passed to the factory, in the file's order.
+    """
+
+    label: str
+    algorithm: str
+    options: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def option_dict(self) -> dict[str, Any]:
+        """The options as a dictionary."""
+        return dict(self.options)
+
+    def threshold_of(self, default: str) -> str:
+        """The stopping-threshold family it runs with (``"n/a"`` if it has none)."""
+        entry = registry().get(self.algorithm)
+        if entry is not None and not entry.thresholds:
+            return "n/a"
+        return self.option_dict.get("threshold", default)
+
+    def build(self, threshold: str) -> Algorithm:
+        """The algorithm, with ``threshold`` unless an option sets it or it has no families."""
+        entry = registry().get_entry(self.algorithm)
+        options = self.option_dict
+        if entry.thresholds:
+            options.setdefault("threshold", threshold)
+        return entry(**options)
+
+    def display_name(self) -> str:
+        """The registry's display name, followed by the options, e.g. ``AdaP-TT (β = 0.3)``."""
+        base = DISPLAY_NAMES.get(self.algorithm, self.algorithm)
+        if self.label != self.algorithm and not self.options:
+            return f"{base} [{self.label}]"
+        parts = [f"{_OPTION_SYMBOLS.get(k, k)} = {v}" for k, v in self.options]
+        return f"{base} ({', '.join(parts)})" if parts else base
+
+    def to_dict(self) -> dict[str, Any] | str:
+        """An entry of an experiment file's ``algorithms`` list."""
+        if self.label == self.algorithm and not self.options:
+            return self.label
+        return {"name": self.label, "algorithm": self.algorithm} | self.option_dict
+
+
+def algorithm_from_entry(entry: object, path: tuple) -> AlgorithmSpec:
+    """An algorithm of an ``algorithms`` list: a registry name, or a table with ``name``
+    (the label), ``algorithm`` (registry name, default ``name``) and factory options."""
+    if isinstance(entry, str):
+        return AlgorithmSpec(_string(entry, path), entry)
+    if not isinstance(entry, Mapping):
+        raise ConfigError(path, f"must be an algorithm name or a table, got {entry!r}")
+    label = _string(entry.get("name"), (*path, "name"))
+    algorithm = _string(entry.get("algorithm", label), (*path, "algorithm"))
+    options = tuple((k, v) for k, v in entry.items() if k not in _ALGORITHM_KEYS)
+    return AlgorithmSpec(label, algorithm, options)
+
+
+def _coerce_option(default: object, value: object, path: tuple) -> object:
+    """``value`` with the type of the factory's default (int → float; no bool for numbers);
+    anything for an option without a default or with default None."""
+    if default is None or default is inspect.Parameter.empty:
+        return value
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, (int, float)):
+        ok = _is_number(value) and math.isfinite(value)
+        value = float(value) if ok and isinstance(default, float) else value
+    else:
+        ok = isinstance(value, type(default))
+    if not ok:
+        raise ConfigError(path, f"must be a {type(default).__name__}, got {value!r}")
+    return value
+
+
+def check_algorithm(spec: AlgorithmSpec, index: int, threshold: str) -> AlgorithmSpec:
+    """Check ``spec`` against its registry entry and build it once (nothing compiles).
+
+    Returns the spec with option values coerced to the factory's types (an int β becomes a
+    float), so that equal configurations build equal algorithms.
+
+    Raises:
+        ConfigError: an unregistered algorithm, an option its factory does not take, a
+            threshold family it does not offer, or an option value its factory rejects (the
+            factory's message, with the option's key).
+    """
+    path = ("algorithms", index)
+    entries = registry()
+    if spec.algorithm not in entries:
+        raise ConfigError((*path, "algorithm"), f"must be one of {list(entries)}")
+    entry = entries[spec.algorithm]
+    if spec.label != spec.algorithm and spec.label in entries:
+        raise ConfigError(
+            (*path, "name"),
+            f"{spec.label!r} is the registry name of another algorithm; choose another label",
+        )
+    defaults = inspect.signature(entry.factory).parameters
+    options = []
+    for key, value in spec.options:
+        if key not in entry.options:
+            raise ConfigError(
+                (*path, key), f"{spec.algorithm} takes options {list(entry.options)}, not {key!r}"
+            )
+        options.append((key, _coerce_option(defaults[key].default, value, (*path, key))))
+    spec = dataclasses.replace(spec, options=tuple(options))
+    family = spec.threshold_of(threshold)
+    if entry.thresholds and family not in entry.thresholds:
+        key = (*path, "threshold") if "threshold" in spec.option_dict else ("threshold",)
+        raise ConfigError(key, f"{spec.algorithm} takes {list(entry.thresholds)}, got {family!r}")
+    try:
+        spec.build(threshold)
+    except ValueError as err:
+        option = next((k for k, _ in spec.options if str(err).startswith(k)), None)
+        raise ConfigError((*path, option) if option else path, str(err)) from None
+    return spec
