@@ -5,10 +5,13 @@ W1: ``ttucb``, heuristic threshold, mu1, δ = 0.01, 4096 runs. Engine samples/s 
     (``pip install -e ".[bench]"``; skipped without numba).
 W2: ``adap_tt``, mu1, ε ∈ {0.01, 0.1, 1, 10, 100}, 200 runs each, one grid: wall time and
     efficiency Σ τ / executed lane-steps, against a plain vmap-until-all-stop.
-W3: W1 at 10⁵ runs on a GPU (``--device gpu``).
+W3: W1 at 10⁵ runs on a GPU (``--device gpu``; ``bash experiments/gpu.sh`` runs W1–W3 and
+    the paper preset's cost plan on a CUDA machine in one command).
 
-Machines here are shared and noisy: compare the ratios, measured in the same process, rather
-than absolute rates. Compilation is excluded (each program is warmed up on a small grid).
+The engine runs as a library user gets it: ``import jaxbai`` exposes every available core as a
+CPU device (`jaxbai.use_cpu_cores`), no flag is set here. Machines here are shared and noisy:
+compare the ratios, measured in the same process, rather than absolute rates. Compilation is
+excluded (each program is warmed up on a small grid).
 
 Usage:
     python -m experiments.bench [--device cpu|gpu] [--out bench.json] [--quick]
@@ -32,12 +35,6 @@ __all__ = [
     "w1",
     "w2",
 ]
-
-
-def _configure_devices(device: str) -> None:
-    """Expose every CPU core as a JAX device (before JAX is imported)."""
-    if device == "cpu" and "XLA_FLAGS" not in os.environ:
-        os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={os.cpu_count()}"
 
 
 def _timed(fn: Any) -> tuple[Any, float]:
@@ -157,10 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="results/bench.json")
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
     args = parser.parse_args(argv)
-    _configure_devices(args.device)
     import jax
 
-    from jaxbai import engine
+    from jaxbai import _devices, engine
 
     try:
         engine.select_devices(args.device)
@@ -169,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     runs_w1, runs_w2, py_runs = (256, 20, 2) if args.quick else (4096, 200, 5)
     report: dict[str, Any] = {
         "devices": [str(d) for d in jax.devices()],
+        "cores": _devices.available_cores(),
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "W1": w1(args.device, runs_w1, py_runs),
         "W2": w2(args.device, runs_w2),
     }

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from experiments import config, grids, results
+from experiments import config, distributed, grids, plan, results
 from experiments.config import SweepConfig
 from experiments.specs import (
     FAMILIES,
@@ -64,7 +64,6 @@ __all__ = [
     "EXIT_USAGE",
     "build_parser",
     "config_from_args",
-    "configure_host_devices",
     "engine_stats",
     "inline_instance",
     "instance_groups",
@@ -139,9 +138,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--resume", action="store_true", help="continue from the checkpoints")
     run.add_argument("--quiet", action="store_true", help="no progress lines")
+    run.add_argument(
+        "--plan",
+        action="store_true",
+        help="print the predicted samples and wall time per cell after a short pilot "
+        "(experiments.plan); run nothing else",
+    )
     # test hooks: stop after N engine chunks of S steps (simulates an interruption)
     run.add_argument("--max-chunks", type=int, help=argparse.SUPPRESS)
     run.add_argument("--chunk-steps", type=int, default=1 << 15, help=argparse.SUPPRESS)
+    distributed.add_arguments(parser)
     return parser
 
 
@@ -242,19 +248,6 @@ def config_from_args(args: argparse.Namespace) -> SweepConfig:
         if source.endswith(".json"):
             raise err.located(source) from None
         raise config.locate(err, source) from None
-
-
-def configure_host_devices(sweep_config: SweepConfig) -> None:
-    """Expose every CPU core to JAX as a device (before JAX starts its backend), unless told
-    otherwise.
-
-    The engine shards jobs over ``jax.devices()``; on a GPU run, or when ``XLA_FLAGS`` is
-    already set, nothing changes.
-    """
-    if sweep_config.device == "gpu" or "XLA_FLAGS" in os.environ:
-        return
-    cores = max(1, os.cpu_count() or 1)
-    os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={cores}"
 
 
 def make_algorithm(name: str, threshold: str) -> Algorithm:
@@ -428,6 +421,8 @@ def sweep(sweep_config: SweepConfig, args: argparse.Namespace, argv: Sequence[st
             return EXIT_INTERRUPTED
         tables.append(run_table(spec, sweep_config, grid_results))
         per_algorithm[spec.label] = engine_stats(grid_results)
+    if not distributed.is_writer():  # every process holds the results; process 0 writes them
+        return 0
     engine_wall = sum(s["wall_time_s"] for s in per_algorithm.values())
     samples = sum(s["samples"] for s in per_algorithm.values())
     sidecar = {
@@ -437,6 +432,7 @@ def sweep(sweep_config: SweepConfig, args: argparse.Namespace, argv: Sequence[st
         "out": sweep_config.out,
         "versions": results.package_versions(),
         "jax": results.jax_environment(),
+        "processes": distributed.environment(),
         "git_commit": results.git_commit(os.path.dirname(os.path.abspath(__file__))),
         "error_interval": "Wilson score, 95%",
         "engine": per_algorithm,
@@ -469,12 +465,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         sweep_config = config_from_args(args)
     except ValueError as err:
         parser.error(str(err))
-    configure_host_devices(sweep_config)
+    try:
+        distributed.initialize(args)
+    except ValueError as err:
+        parser.error(str(err))
     from jaxbai import engine
 
     try:
         if sweep_config.device is not None:
             engine.select_devices(sweep_config.device)
+        if args.plan:
+            return plan.print_plan(sweep_config, args.num_processes or 1)
         return sweep(sweep_config, args, argv)
     except ValueError as err:  # e.g. a checkpoint written for another grid
         parser.error(str(err))

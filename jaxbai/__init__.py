@@ -7,6 +7,7 @@ Example:
 """
 
 from jaxbai import audit, base, engine, registry, secure_noise, simulation, theory, trial
+from jaxbai._devices import use_cpu_cores  # sets the default CPU device count on import
 from jaxbai.base import Algorithm, Estimator, Instance
 from jaxbai.dpse import DPSE, DPSEParams, DPSEState, dp_se
 from jaxbai.engine import GridResult, Jobs, grid_jobs, run_grid, run_vmap
@@ -91,4 +92,5 @@ __all__ = [
     "ttucb",
     "ttucb_dpa",
     "unregister",
+    "use_cpu_cores",
 ]

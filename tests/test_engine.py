@@ -212,3 +212,18 @@ def test_instances_of_a_grid_must_match():
     with pytest.raises(ValueError, match="same type"):
         engine.grid_jobs([INST, jaxbai.gaussian([0.9, 0.1, 0.0])], 1.0)
     assert jnp.asarray(engine.grid_jobs([INST, INST], 1.0).instance.means).shape == (2, 3)
+
+
+def test_fold_in_step_is_jax_fold_in_bit_for_bit():
+    """Step n's key, computed by the unrolled `engine.fold_in_step`, equals
+    ``jax.random.fold_in`` on random streams and counts, 0 and 2³¹ − 1 included."""
+    streams = jax.random.key_data(jax.random.split(jax.random.key(3, impl="threefry2x32"), 256))
+    rng = np.random.default_rng(0)
+    n = jnp.asarray(np.r_[0, 1, 2**31 - 1, rng.integers(0, 2**31 - 1, 253)], jnp.int32)
+
+    def reference(stream, count):
+        key = jax.random.wrap_key_data(stream, impl="threefry2x32")
+        return jax.random.key_data(jax.random.fold_in(key, count))
+
+    expected = jax.vmap(reference)(streams, n)
+    np.testing.assert_array_equal(jax.jit(engine.fold_in_step)(streams, n), expected)

@@ -18,13 +18,21 @@ uninterrupted run, since a job's trajectory depends only on its key.
 
 Jobs are split over devices round-robin and each device runs its own lane pool under
 `jax.shard_map` (no communication between devices inside a chunk). In the tail of a grid, when
-few lanes are still busy, they are compacted into a smaller pool.
+few lanes are still busy, they are compacted into a smaller pool. Step n's key is computed by
+`fold_in_step`, bit for bit ``fold_in``, in one fusion.
+
+Several processes (``jax.distributed.initialize()``, e.g. one per node of a cluster): every
+process calls `run_grid` with the same grid; the jobs are split over the processes by
+`predicted_cost`, each process runs its share on its own devices and writes its own checkpoint
+shard (`shard_path`), and every process returns the whole grid, bitwise equal to one process's
+result. See ``jaxbai.engine._distributed``.
 
 Modules:
     `jaxbai.engine.jobs`: job lists (`Jobs`, `grid_jobs`) and per-job keys (`job_key`).
     `jaxbai.engine.run`: the host loop (`run_grid`, `run_vmap`, `GridResult`, devices).
     ``jaxbai.engine._lanes`` (private): the on-device lane program, refill, tail compaction.
     ``jaxbai.engine._checkpoint`` (private): grid fingerprints and atomic checkpoint files.
+    ``jaxbai.engine._distributed`` (private): the split over processes and the gather.
 
 Example:
     >>> import jaxbai
@@ -35,8 +43,14 @@ Example:
     ((4,), False)
 """
 
-from jaxbai.engine._checkpoint import CHECKPOINT_VERSION, read_checkpoint, write_checkpoint
-from jaxbai.engine.jobs import Jobs, grid_jobs, job_key
+from jaxbai.engine._checkpoint import (
+    CHECKPOINT_VERSION,
+    read_checkpoint,
+    shard_path,
+    write_checkpoint,
+)
+from jaxbai.engine._distributed import predicted_cost
+from jaxbai.engine.jobs import Jobs, fold_in_step, grid_jobs, job_key
 from jaxbai.engine.run import GridResult, default_lanes, run_grid, run_vmap, select_devices
 
 __all__ = [
@@ -44,11 +58,14 @@ __all__ = [
     "GridResult",
     "Jobs",
     "default_lanes",
+    "fold_in_step",
     "grid_jobs",
     "job_key",
+    "predicted_cost",
     "read_checkpoint",
     "run_grid",
     "run_vmap",
     "select_devices",
+    "shard_path",
     "write_checkpoint",
 ]

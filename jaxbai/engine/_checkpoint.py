@@ -10,13 +10,19 @@ On resume, finished jobs are kept and every other job is run from its start — 
 bitwise the same result as an uninterrupted run, since a job's trajectory depends only on its
 key. A checkpoint records the `grid_fingerprint` of its grid (algorithm configuration, jobs,
 seed, budget, format version) and is refused for any other grid.
+
+In a grid over several processes (`jaxbai.engine._distributed`) each process writes its own
+shard (`shard_path`); `read_checkpoint` pools a checkpoint and every shard of it, so a grid
+can be resumed with any number of processes.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import glob
 import hashlib
 import os
+import re
 
 import jax
 import numpy as np
@@ -29,6 +35,7 @@ __all__ = [
     "empty_results",
     "grid_fingerprint",
     "read_checkpoint",
+    "shard_path",
     "write_checkpoint",
 ]
 
@@ -84,15 +91,39 @@ def write_checkpoint(path: str, fingerprint: str, results: dict[str, np.ndarray]
         os.close(fd)
 
 
+def shard_path(path: str, process: int) -> str:
+    """The checkpoint shard that process ``process`` writes: ``grid.npz`` → ``grid.process3.npz``.
+
+    Example:
+        >>> shard_path("out/ttucb.npz", 3)
+        'out/ttucb.process3.npz'
+    """
+    root, ext = os.path.splitext(path)
+    return f"{root}.process{process}{ext}"
+
+
+def _checkpoint_files(path: str) -> list[str]:
+    """``path`` and its shards that exist (leftover temporary files excluded)."""
+    root, ext = os.path.splitext(path)
+    shard = re.compile(re.escape(root) + r"\.process\d+" + re.escape(ext))
+    shards = sorted(f for f in glob.glob(glob.escape(root) + ".process*") if shard.fullmatch(f))
+    return [f for f in [path, *shards] if os.path.exists(f)]
+
+
 def read_checkpoint(path: str, fingerprint: str, num_jobs: int) -> dict[str, np.ndarray]:
-    """Finished results from a checkpoint (a leftover temporary file is ignored).
+    """Finished results from a checkpoint and its shards (`shard_path`), pooled.
+
+    Missing files give no results; a leftover temporary file is ignored.
 
     Raises:
-        ValueError: the checkpoint belongs to another grid (algorithm, jobs, seed, budget).
+        ValueError: a file belongs to another grid (algorithm, jobs, seed, budget).
     """
-    if not os.path.exists(path):
-        return empty_results(num_jobs)
-    with np.load(path) as data:
-        if str(data["fingerprint"]) != fingerprint:
-            raise ValueError(f"checkpoint {path} was written for a different grid; remove it")
-        return {name: data[name].copy() for name in empty_results(0)}
+    results = empty_results(num_jobs)
+    for file in _checkpoint_files(path):
+        with np.load(file) as data:
+            if str(data["fingerprint"]) != fingerprint:
+                raise ValueError(f"checkpoint {file} was written for a different grid; remove it")
+            new = data["done"] & ~results["done"]
+            for name in results:
+                results[name][new] = data[name][new]
+    return results

@@ -27,7 +27,7 @@ from jax.sharding import Mesh, PartitionSpec
 
 from jaxbai._arrays import tree_where
 from jaxbai.base import Algorithm, Instance
-from jaxbai.engine.jobs import Jobs, job_key
+from jaxbai.engine.jobs import Jobs, fold_in_step, job_key
 
 __all__ = [
     "Lanes",
@@ -80,7 +80,7 @@ def load_job(alg: Algorithm, num_arms: int, seed: jax.Array, table: Table, j: ja
     """(stream key data, initial state, params, instance) of local job ``j``."""
     j = jnp.minimum(j, table.run.shape[0] - 1)
     eps, dlt = table.epsilon[j], table.delta[j]
-    key = job_key(jax.random.key(seed), table.run[j], eps, dlt)
+    key = job_key(jax.random.key(seed, impl="threefry2x32"), table.run[j], eps, dlt)
     init_key, stream = jax.random.split(key)
     params = alg.params(epsilon=eps, delta=dlt)
     instance = jax.tree_util.tree_map(lambda x: x[j], table.instance)
@@ -144,8 +144,11 @@ def tree_where_lanes(mask: jax.Array, on_true: Any, on_false: Any) -> Any:
 
 
 def step_lane(alg: Algorithm, max_samples: jax.Array, lane: Lanes) -> Lanes:
-    """One step of one lane's job; a no-op once it has drawn ``max_samples`` samples."""
-    key = jax.random.fold_in(jax.random.wrap_key_data(lane.stream), lane.state.n)
+    """One step of one lane's job; a no-op once it has drawn ``max_samples`` samples.
+
+    The step's key is ``fold_in(stream, n)``, computed by `fold_in_step`.
+    """
+    key = jax.random.wrap_key_data(fold_in_step(lane.stream, lane.state.n), impl="threefry2x32")
     stepped = alg.step(key, lane.state, lane.instance, lane.params)
     return lane._replace(state=tree_where(lane.state.n < max_samples, stepped, lane.state))
 

@@ -4,7 +4,10 @@
 compiled lane program (`jaxbai.engine._lanes`) in chunks of ``chunk_steps`` steps; between
 chunks it copies finished jobs to the host, prints progress, writes an atomic checkpoint of the
 finished jobs every ``checkpoint_every`` seconds and, in the tail of the grid, compacts the lane
-pool. `run_vmap` is the baseline without lane refill, with the same keys and step.
+pool. Over several processes (`jax.distributed`), `run_grid` first pools every process's
+checkpoint shards, runs this process's share of the pending jobs on its own devices, then
+gathers every process's results (``jaxbai.engine._distributed``). `run_vmap` is the baseline
+without lane refill, with the same keys and step.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
-from jaxbai import _validate
+from jaxbai import _devices, _validate
 from jaxbai.base import Algorithm
+from jaxbai.engine import _distributed
 from jaxbai.engine._checkpoint import (
     empty_results,
     grid_fingerprint,
     read_checkpoint,
+    shard_path,
     write_checkpoint,
 )
 from jaxbai.engine._lanes import (
@@ -109,8 +114,9 @@ def default_lanes(platform: str, jobs_per_device: int) -> int:
 class _Progress:
     """One-line progress on stderr: jobs, samples, rate, ETA."""
 
-    def __init__(self, total_jobs: int, enabled: bool) -> None:
-        self.total, self.enabled, self.start = total_jobs, enabled, time.perf_counter()
+    def __init__(self, total_jobs: int, enabled: bool, label: str = "") -> None:
+        self.total, self.enabled, self.label = total_jobs, enabled, label
+        self.start = time.perf_counter()
 
     def update(self, done: int, samples: int, final: bool = False) -> None:
         if not self.enabled:
@@ -120,8 +126,8 @@ class _Progress:
         eta = elapsed / done * (self.total - done) if done else float("nan")
         end = "\n" if final else ""
         print(
-            f"\r{done}/{self.total} jobs | {samples:.3g} samples | {rate:.3g} samples/s | "
-            f"elapsed {elapsed:.0f}s | ETA {eta:.0f}s   ",
+            f"\r{self.label}{done}/{self.total} jobs | {samples:.3g} samples | "
+            f"{rate:.3g} samples/s | elapsed {elapsed:.0f}s | ETA {eta:.0f}s   ",
             end=end,
             file=sys.stderr,
             flush=True,
@@ -178,6 +184,12 @@ def run_grid(
             `jaxbai.engine._lanes.shrink_pool`) once the grid has run this many seconds, so
             that the recompilations pay for themselves (0: always; ``inf``: never).
 
+    Under `jax.distributed` every process must call `run_grid` with the same arguments: each
+    runs its share of the jobs on its own devices (``device`` names their platform), writes
+    the checkpoint shard ``shard_path(checkpoint, jax.process_index())`` and returns the whole
+    grid. ``lane_steps`` and ``samples`` then count every process's work, ``wall_time`` this
+    process's.
+
     Returns:
         A `GridResult`.
 
@@ -192,25 +204,34 @@ def run_grid(
     best = _check_grid(alg, jobs, max_samples)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ValueError(f"seed must be an integer, got {seed!r}")
-    devices = select_devices(device)
-    if lanes_per_device is None:
-        lanes_per_device = default_lanes(devices[0].platform, -(-len(jobs) // len(devices)))
     for name, value in (
-        ("lanes_per_device", lanes_per_device),
+        ("lanes_per_device", 1 if lanes_per_device is None else lanes_per_device),
         ("refill_every", refill_every),
         ("chunk_steps", chunk_steps),
     ):
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     start = time.perf_counter()
+    team = _distributed.team_of(select_devices(device))
+    _devices.warn_if_one_core(team.devices)
     fingerprint = grid_fingerprint(alg, jobs, seed, max_samples)
+    if team.size > 1:
+        _distributed.check_same_grid(fingerprint)
     if checkpoint and resume:
         results = read_checkpoint(checkpoint, fingerprint, len(jobs))
     else:
         results = empty_results(len(jobs))
-    pending = np.flatnonzero(~results["done"])
-    lane_steps = samples = 0
-    if len(pending):
+    if team.size > 1:
+        results, _ = _distributed.union(results, 0)
+        if checkpoint:
+            checkpoint = shard_path(checkpoint, team.index)
+    already = results["done"].copy()
+    mine = _distributed.my_jobs(team, alg.privacy, jobs, np.flatnonzero(~already))
+    lane_steps = 0
+    if len(mine):
+        if lanes_per_device is None:
+            platform = team.devices[0].platform
+            lanes_per_device = default_lanes(platform, -(-len(mine) // len(team.devices)))
         settings = _Settings(
             seed,
             max_samples,
@@ -224,9 +245,12 @@ def run_grid(
             max_chunks,
             shrink_after,
         )
-        lane_steps, samples = _run_pending(alg, jobs, pending, results, devices, settings)
+        lane_steps = _run_pending(alg, jobs, mine, results, team, settings)
+    if team.size > 1:
+        results, lane_steps = _distributed.union(results, lane_steps)
     if checkpoint:
         write_checkpoint(checkpoint, fingerprint, results)
+    samples = int(results["tau"][results["done"] & ~already].sum())
     return _grid_result(results, best, jobs, max_samples, lane_steps, samples, start)
 
 
@@ -276,13 +300,13 @@ def _run_pending(
     jobs: Jobs,
     pending: np.ndarray,
     results: dict[str, np.ndarray],
-    devices: list[jax.Device],
+    team: _distributed.Team,
     settings: _Settings,
-) -> tuple[int, int]:
-    """The host loop over compiled chunks; returns (lane-steps executed, samples finished)."""
+) -> int:
+    """The host loop over compiled chunks on this process's devices; returns lane-steps run."""
     lanes_per_device = settings.lanes_per_device
-    num_devices = len(devices)
-    mesh = Mesh(np.array(devices), ("d",))
+    num_devices = len(team.devices)
+    mesh = Mesh(np.array(team.devices), ("d",))
     num_arms = int(np.asarray(jobs.instance.means).shape[-1])
     table, order = device_tables(jobs, pending, num_devices)
     sharding = jax.sharding.NamedSharding(mesh, PartitionSpec("d"))
@@ -290,8 +314,9 @@ def _run_pending(
     carry = jax.device_put(
         initial_carry(alg, num_arms, settings.seed, table, lanes_per_device, num_devices), sharding
     )
-    bar = _Progress(len(jobs), settings.progress)
     already = results["done"].copy()
+    label = f"process {team.index}/{team.size}: " if team.size > 1 else ""
+    bar = _Progress(int(already.sum()) + len(pending), settings.progress, label)
     lane_steps, chunks = 0, 0
     loop_start = last_write = time.perf_counter()
     while True:
@@ -312,13 +337,13 @@ def _run_pending(
             carry, lanes_per_device = shrink_pool(carry, table, num_devices, sharding)
         collect(carry[1], order, results)
         samples = int(results["tau"][results["done"] & ~already].sum())
-        finished = bool(results["done"].all())
+        finished = bool(results["done"][pending].all())
         bar.update(int(results["done"].sum()), samples, final=finished)
         if settings.checkpoint and time.perf_counter() - last_write > settings.checkpoint_every:
             write_checkpoint(settings.checkpoint, settings.fingerprint, results)
             last_write = time.perf_counter()
         if finished or (settings.max_chunks is not None and chunks >= settings.max_chunks):
-            return lane_steps, samples
+            return lane_steps
 
 
 def run_vmap(alg: Algorithm, jobs: Jobs, *, seed: int = 0, max_samples: int = 10**9) -> GridResult:

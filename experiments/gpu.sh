@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# W1–W3 and the paper preset's cost plan on a CUDA GPU, in one command:
+#
+#   bash experiments/gpu.sh [OUT]          # OUT defaults to results/gpu
+#
+# Needs jaxbai with a CUDA build of JAX and numba for the W1 baseline, e.g.
+#   pip install -e ".[bench]" "jax[cuda12]"
+# Writes OUT/nvidia-smi.txt, OUT/bench.json and OUT/bench.md (W1–W3, `python -m
+# experiments.bench --device gpu`) and OUT/plan.txt (`python -m experiments.sweep --preset
+# paper --device gpu --plan`: predicted samples and wall time of the paper's grid on this GPU).
+# Nothing else runs; the paper grid itself is `python -m experiments.sweep --preset paper
+# --device gpu`.
+set -euo pipefail
+out="${1:-results/gpu}"
+mkdir -p "$out"
+python -c '
+import sys, jax
+gpus = [d for d in jax.devices() if d.platform == "gpu"]
+if not gpus:
+    sys.exit(f"no CUDA GPU visible to JAX (devices: {jax.devices()}); install jax[cuda12]")
+print("JAX", jax.__version__, "on", ", ".join(sorted({d.device_kind for d in gpus})))
+'
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/nvidia-smi.txt"
+python -m experiments.bench --device gpu --out "$out/bench.json" | tee "$out/bench.md"
+python -m experiments.sweep --preset paper --device gpu --plan | tee "$out/plan.txt"

@@ -1,0 +1,170 @@
+"""Grids over several processes (`jax.distributed`): split, shards, gather, failure, resume.
+
+The processes are local (``localhost``), one CPU device each; the end-to-end test goes through
+the sweep CLI, whose ``runs.csv`` holds every per-job result (τ, recommendation, censoring,
+rounds), so equal files mean bitwise-equal grids.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import jaxbai
+from jaxbai import engine
+from jaxbai.engine import _distributed
+
+NAMES = ("ttucb", "adap_tt_star", "dp_se")
+
+
+def test_assign_is_balanced_by_cost_and_capacity():
+    """Greedy longest-first: every process's load per device is within one job of the mean
+    (the LPT guarantee), a process with twice the devices gets about twice the work, and a
+    process without devices gets nothing."""
+    rng = np.random.default_rng(0)
+    cost = rng.lognormal(3.0, 2.0, size=500)
+    for capacity in (np.array([1, 1, 1]), np.array([2, 1, 0])):
+        owner = _distributed.assign(cost, capacity)
+        load = np.bincount(owner, weights=cost, minlength=len(capacity))
+        active = capacity > 0
+        per_device = load[active] / capacity[active]
+        assert np.all(per_device <= cost.sum() / capacity.sum() + cost.max())
+        assert np.all(load[~active] == 0)
+        np.testing.assert_array_equal(owner, _distributed.assign(cost, capacity))
+
+
+def test_predicted_cost_by_trust_model():
+    """Hand-computed: two arms, Δ = 0.4 (both gaps), δ = 0.1: 2 · w · log 10 with w = 1/Δ² =
+    6.25 (none), 1/Δ² + 1/(εΔ) = 8.75 at ε = 1 (global), (1 + 2/(e^ε − 1))²/Δ² = 4 · 6.25 at
+    ε = log 3 (local)."""
+    eps = np.log(3.0)
+    jobs = engine.grid_jobs(jaxbai.bernoulli([0.875, 0.475]), [1.0, eps], 0.1, 1)
+    scale = 2 * np.log(10.0)
+    np.testing.assert_allclose(engine.predicted_cost("none", jobs), [6.25 * scale] * 2, 1e-5)
+    np.testing.assert_allclose(engine.predicted_cost("global", jobs)[0], 8.75 * scale, 1e-5)
+    np.testing.assert_allclose(engine.predicted_cost("local", jobs)[1], 25.0 * scale, 1e-5)
+
+
+def test_checkpoint_shards_are_pooled(tmp_path):
+    """`read_checkpoint` pools a checkpoint and its per-process shards; temporary files and
+    shards of another grid's name are ignored, a shard of another grid is refused."""
+    path = str(tmp_path / "grid.npz")
+    results = [engine.read_checkpoint(path, "f", 4) for _ in range(2)]
+    for process, job in ((0, 1), (1, 3)):
+        r = results[process]
+        r["done"][job], r["tau"][job], r["stopped"][job] = True, 100 + job, True
+        engine.write_checkpoint(engine.shard_path(path, process), "f", r)
+    with open(str(tmp_path / "grid.process2.npz.tmp"), "wb") as f:
+        f.write(b"truncated")
+    pooled = engine.read_checkpoint(path, "f", 4)
+    np.testing.assert_array_equal(pooled["done"], [False, True, False, True])
+    np.testing.assert_array_equal(pooled["tau"], [0, 101, 0, 103])
+    engine.write_checkpoint(engine.shard_path(path, 5), "other grid", results[0])
+    with pytest.raises(ValueError, match="different grid"):
+        engine.read_checkpoint(path, "f", 4)
+
+
+GRID = ("--preset", "quick", "--algorithms", *NAMES, "--instances", "mu1", "--epsilons", "0.2", "2")
+
+
+class Sweep:
+    """``python -m experiments.sweep`` in a subprocess, its stderr collected by a thread."""
+
+    def __init__(self, out, env: dict, *options: str) -> None:
+        args = (*GRID, "--runs", "6", "--seed", "3", "--chunk-steps", "4096", "--out", str(out))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "experiments.sweep", *args, *options],
+            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        self.err = b""
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        for chunk in iter(lambda: self.proc.stderr.read1(4096), b""):
+            self.err += chunk
+
+    def wait(self, timeout: float) -> int:
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            self.proc.kill()
+            self.reader.join(5)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+def pair(out, env, *options: str) -> list[Sweep]:
+    """The two processes of a local ``jax.distributed`` sweep (5 s heartbeat timeout)."""
+    port = free_port()
+    explicit = ("--coordinator", f"localhost:{port}", "--num-processes", "2")
+    return [
+        Sweep(out, env, *explicit, "--process-id", str(pid), "--heartbeat-timeout", "5", *options)
+        for pid in (0, 1)
+    ]
+
+
+@pytest.fixture
+def env(tmp_path) -> dict:
+    """One CPU device per process; a compilation cache shared by the launches."""
+    environ = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    return environ | {
+        "JAX_PLATFORMS": "cpu",
+        "JAX_NUM_CPU_DEVICES": "1",
+        "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "jax_cache"),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    }
+
+
+def test_two_processes_equal_one_and_resume_after_a_death(tmp_path, env):
+    """A sweep of three grids (TTUCB, AdaP-TT*, DP-SE) on two processes: killing process 1
+    in the middle of the second grid makes process 0 exit with an error (JAX's coordination
+    service misses process 1's heartbeats for 5 s) instead of hanging; rerunning both with
+    ``--resume`` skips the grid finished before the kill (read from the checkpoint shards: no
+    samples) and writes a ``runs.csv`` identical to a single-process sweep's."""
+    single = Sweep(tmp_path / "one", env)
+    processes = pair(tmp_path / "two", env)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        err = processes[1].err
+        marker = err.find(b"[adap_tt_star]")
+        if marker >= 0 and b"process 1/2:" in err[marker:]:
+            break
+        assert processes[1].proc.poll() is None, err.decode()[-3000:]
+        time.sleep(0.05)
+    processes[1].proc.kill()
+    killed = time.monotonic()
+    code = processes[0].wait(120)
+    assert code != 0, processes[0].err.decode()[-3000:]
+    assert time.monotonic() - killed < 60, "the surviving process did not stop in time"
+    processes[1].wait(10)
+    assert not (tmp_path / "two" / "runs.csv").exists()
+    checkpoints = tmp_path / "two" / "checkpoints"
+    assert (checkpoints / "ttucb.process0.npz").exists()
+    assert (checkpoints / "ttucb.process1.npz").exists()
+
+    resumed = pair(tmp_path / "two", env, "--resume")
+    for proc in (single, *resumed):
+        assert proc.wait(300) == 0, proc.err.decode()[-3000:]
+    one, two = (tmp_path / name / "runs.csv" for name in ("one", "two"))
+    assert one.read_text() == two.read_text()
+    sidecar = json.loads((tmp_path / "two" / "sweep.json").read_text())
+    assert sidecar["processes"]["process_count"] == 2
+    assert sorted(sidecar["processes"]["devices_by_process"]) == ["0", "1"]
+    assert sidecar["engine"]["ttucb"]["samples"] == 0
+    assert sidecar["engine"]["dp_se"]["samples"] > 0
