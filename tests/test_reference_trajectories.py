@@ -195,27 +195,42 @@ TOP_TWO_CASES = [
 @pytest.mark.parametrize(("name", "kwargs", "epsilon", "seed"), TOP_TWO_CASES)
 def test_top_two_matches_reference(name, kwargs, epsilon, seed):
     """Alg. 6–10 (Alg. 1 instances): identical arms, τ and recommendation."""
+
+    def table(alg, eps):
+        return observations(name, eps, alg.gamma, seed)
+
+    jax_and_reference(name, kwargs, epsilon, seed, table)
+
+
+def jax_and_reference(name, kwargs, epsilon, seed, table, *, batched=False):
+    """The JAX trajectory and the transcription's on the same tables; asserts they agree.
+
+    ``table(alg, eps)`` gives the observations. ``batched`` runs Appendix H cases: capped at
+    `BATCH_STEPS`, censored runs compared as censored.
+    """
     alg = jaxbai.ALGORITHMS[name](**kwargs)
     params = alg.params(delta=DELTA) if epsilon is None else alg.params(epsilon, DELTA)
     eps = math.inf if epsilon is None else epsilon
     inject = epsilon is not None and epsilon != NO_NOISE
-    table = observations(name, eps, alg.gamma, seed)
+    observed = table(alg, eps)
     laplace = tables(seed)["laplace"]
-    got, priority = trajectory_jax(alg, params, table, laplace, inject, seed)
+    got, priority = trajectory_jax(alg, params, observed, laplace, inject, seed, batched=batched)
     want = reference.top_two(
         name,
-        table.astype(np.float64).tolist(),
+        observed.astype(np.float64).tolist(),
         priority,
         DELTA,
         eps,
         laplace=laplace.tolist() if inject else None,
-        max_samples=MAX_STEPS,
+        max_samples=BATCH_STEPS if batched else MAX_STEPS,
         follow=got.arms,
         tolerance=TOLERANCE,
+        censor=batched,
         **kwargs,
     )
     assert_same(got, want)
     assert len(want.deferred) <= MAX_DEFERRED, f"float32 near-ties at samples {want.deferred}"
+    return got, want
 
 
 @pytest.mark.parametrize("epsilon", [NO_NOISE, 0.05])
@@ -272,32 +287,13 @@ def test_batched_matches_reference(name, kwargs, epsilon, seed):
     sides, and must still pull every arm in its last quarter: with one global episode the
     leader reads the global counts, so no arm is starved (docs/semantics.md §18).
     """
-    alg = jaxbai.ALGORITHMS[name](**kwargs)
-    params = alg.params(delta=DELTA) if epsilon is None else alg.params(epsilon, DELTA)
-    eps = math.inf if epsilon is None else epsilon
-    inject = epsilon is not None and epsilon != NO_NOISE
-    table = tables(seed)["reward"]
-    laplace = tables(seed)["laplace"]
-    got, priority = trajectory_jax(alg, params, table, laplace, inject, seed, batched=True)
-    want = reference.top_two(
-        name,
-        table.astype(np.float64).tolist(),
-        priority,
-        DELTA,
-        eps,
-        laplace=laplace.tolist() if inject else None,
-        max_samples=BATCH_STEPS,
-        follow=got.arms,
-        tolerance=TOLERANCE,
-        censor=True,
-        **kwargs,
+    got, want = jax_and_reference(
+        name, kwargs, epsilon, seed, lambda alg, eps: tables(seed)["reward"], batched=True
     )
-    assert_same(got, want)
     if want.recommendation < 0:
         starved = set(range(NUM_ARMS)) - set(want.arms[-BATCH_STEPS // 4 :])
         assert not starved, f"arms {starved} starved"
     assert got.rounds == want.rounds, f"rounds: JAX {got.rounds}, reference {want.rounds}"
-    assert len(want.deferred) <= MAX_DEFERRED, f"float32 near-ties at samples {want.deferred}"
 
 
 @functools.partial(jax.jit, static_argnames=("alg",))
