@@ -8,14 +8,14 @@ from lists of their own. Adding an algorithm is one `register` call with its fac
 Example:
     >>> import dataclasses
     >>> import jaxbai
-    >>> def adap_tt_beta03(**options):
-    ...     return dataclasses.replace(jaxbai.adap_tt(beta=0.3, **options), name="adap_tt_beta03")
-    >>> entry = jaxbai.register("adap_tt_beta03", adap_tt_beta03, "AdaP-TT (β = 0.3)")
+    >>> def my_adap_tt(**options):
+    ...     return dataclasses.replace(jaxbai.adap_tt(beta=0.3, **options), name="my_adap_tt")
+    >>> entry = jaxbai.register("my_adap_tt", my_adap_tt, "AdaP-TT (β = 0.3)")
     >>> entry.privacy, entry.takes_epsilon, entry.thresholds
     ('global', True, ('heuristic', 'theory'))
-    >>> jaxbai.ALGORITHMS["adap_tt_beta03"]().beta
+    >>> jaxbai.ALGORITHMS["my_adap_tt"]().beta
     0.3
-    >>> jaxbai.unregister("adap_tt_beta03")
+    >>> jaxbai.unregister("my_adap_tt")
 
 Entries are callable like the factory they hold (``jaxbai.ALGORITHMS["ttucb"](threshold=…)``),
 so code written against the earlier name → factory dictionary keeps working.
@@ -48,7 +48,8 @@ class AlgorithmEntry:
         takes_epsilon: whether ε is a parameter (False: the algorithm ignores it).
         thresholds: the stopping-threshold families the factory's ``threshold`` option takes
             (empty if it has none, e.g. DP-SE).
-        options: the keyword options of the factory.
+        options: the keyword options of the factory (``("**",)`` when it takes any: a factory
+            with ``**options`` validates them itself).
         episodic: whether the algorithm plans its pulls by episodes (Appendix H).
     """
 
@@ -65,16 +66,27 @@ class AlgorithmEntry:
     def __call__(self, **options: Any) -> Algorithm:
         """Build the algorithm; an option the factory does not take is a ValueError."""
         unknown = sorted(set(options) - set(self.options))
-        if unknown:
+        if unknown and "**" not in self.options:
             raise ValueError(
                 f"{self.name} takes options {list(self.options)}, not {', '.join(unknown)}"
             )
         return self.factory(**options)
 
 
+def _takes_threshold(options: tuple[str, ...], alg: Algorithm) -> bool:
+    """Whether the factory takes a ``threshold`` family: named, or through ``**options`` of a
+    Top Two algorithm (which has a stopping-threshold component)."""
+    return "threshold" in options or ("**" in options and hasattr(alg, "threshold"))
+
+
 def _entry(name: str, factory: Callable[..., Algorithm], display_name: str) -> AlgorithmEntry:
     """An entry whose metadata is read from the algorithm the factory builds by default."""
-    options = tuple(inspect.signature(factory).parameters)
+    parameters = inspect.signature(factory).parameters.values()
+    options = tuple(
+        "**" if p.kind is inspect.Parameter.VAR_KEYWORD else p.name
+        for p in parameters
+        if p.kind is not inspect.Parameter.VAR_POSITIONAL
+    )
     alg = factory()
     if alg.name != name:
         raise ValueError(f"factory for {name!r} builds an algorithm named {alg.name!r}")
@@ -87,7 +99,7 @@ def _entry(name: str, factory: Callable[..., Algorithm], display_name: str) -> A
         privacy=alg.privacy,
         participant_mechanism=alg.local_mechanism,
         takes_epsilon=alg.private_epsilon,
-        thresholds=thresholds.THRESHOLD_FAMILIES if "threshold" in options else (),
+        thresholds=thresholds.THRESHOLD_FAMILIES if _takes_threshold(options, alg) else (),
         options=options,
         episodic=alg.episodic,
     )

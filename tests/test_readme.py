@@ -12,6 +12,8 @@ import re
 
 import pytest
 
+import jaxbai
+
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
 SMALLER = {
@@ -35,8 +37,12 @@ def test_readme_python_examples_run(tmp_path, monkeypatch):
         assert old in source, f"README no longer contains {old!r}: update SMALLER"
         source = source.replace(old, new)
     monkeypatch.chdir(tmp_path)
+    registered = set(jaxbai.ALGORITHMS)
     namespace = {"give_dose_and_observe": lambda dose: float(dose == 0)}  # dose 0 works
     try:
         exec(compile(source, str(README), "exec"), namespace)
     except Exception as err:  # pragma: no cover - the failure message is the point
         pytest.fail(f"README example failed: {type(err).__name__}: {err}")
+    finally:  # the README registers an algorithm: leave the registry as it was
+        for name in set(jaxbai.ALGORITHMS) - registered:
+            jaxbai.unregister(name)

@@ -282,8 +282,8 @@ class TopTwo:
             ValueError: the algorithm is fully sequential (its estimator is not episodic).
 
         Example:
-            >>> import jax
-            >>> alg = adap_tt()
+            >>> import jax, jaxbai
+            >>> alg = jaxbai.adap_tt()
             >>> params = alg.params(epsilon=1.0, delta=0.01)
             >>> state = alg.init(jax.random.key(0), params, num_arms=3)
             >>> arms, length = alg.plan(state, params, max_len=4)
