@@ -8,6 +8,10 @@ W2: ``adap_tt``, mu1, ε ∈ {0.01, 0.1, 1, 10, 100}, 200 runs each, one grid: w
 W3: W1 at 10⁵ runs on a GPU (``--device gpu``; ``bash experiments/gpu.sh`` runs W1–W3 and
     the paper preset's cost plan on a CUDA machine in one command).
 
+``--trial`` runs the load benchmark of real trials instead (`experiments.bench_trial`: time per
+record at 10³, 10⁵ and 10⁶ participants, one by one and in cohorts); the remaining arguments go
+to it.
+
 The engine runs as a library user gets it: ``import jaxbai`` exposes every available core as a
 CPU device (`jaxbai.use_cpu_cores`), no flag is set here. Machines here are shared and noisy:
 compare the ratios, measured in the same process, rather than absolute rates. Compilation is
@@ -15,6 +19,7 @@ excluded (each program is warmed up on a small grid).
 
 Usage:
     python -m experiments.bench [--device cpu|gpu] [--out bench.json] [--quick]
+    python -m experiments.bench --trial [--participants N] [--window W] [--delta-runs R]
 """
 
 from __future__ import annotations
@@ -151,9 +156,19 @@ def main(argv: list[str] | None = None) -> int:
     """Run W1–W3 and print a table; write JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
-    parser.add_argument("--out", default="results/bench.json")
+    parser.add_argument("--out", help="JSON report (default results/bench.json)")
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--trial", action="store_true", help="the trial load benchmark (experiments.bench_trial)"
+    )
+    args, rest = parser.parse_known_args(argv)
+    if args.trial:
+        from experiments import bench_trial
+
+        return bench_trial.main(rest + (["--out", args.out] if args.out else []))
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    out = args.out or "results/bench.json"
     import jax
 
     from jaxbai import _devices, engine
@@ -172,11 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.device == "gpu":
         report["W3"] = w1("gpu", 10**4 if args.quick else 10**5, 1)
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w") as f:
         json.dump(report, f, indent=2, default=float)
     print(table(report))
-    print(f"written {args.out}")
+    print(f"written {out}")
     return 0
 
 

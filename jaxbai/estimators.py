@@ -11,8 +11,8 @@ Both are driven by a uniform u ∈ (0, 1) rather than a key, so one hash feeds a
 step; `observe` also receives the step's key, for the rare update that needs more than one
 uniform (one global episode ending for every arm at once). Global-DP estimators (DAF) add their
 noise inside `observe`, when an arm's phase ends;
-the noisy value may instead be supplied by the caller through ``release`` (a real trial uses a
-cryptographically secure, snapped Laplace sampler).
+the noisy value may instead be supplied by the caller through ``release`` (a real trial
+releases with exact discrete Laplace noise from the operating system's CSPRNG).
 
 Running sums use Kahan compensation, so float32 means stay accurate at 10⁹ samples.
 """

@@ -2,8 +2,9 @@
 
 Each mechanism comes in two forms: one driven by a uniform u ∈ (0, 1) (``*_from_uniform``),
 which the simulation step uses so that one `jax.random.bits` call feeds a whole step, and a
-key-driven convenience wrapper. These are the simulation samplers; real trials use the
-cryptographically secure, snapped samplers of `jaxbai.secure_noise` instead.
+key-driven convenience wrapper. These are the simulation samplers; real trials release with
+the exact discrete Laplace of `jaxbai.trial.discrete_noise` and privatise participants' rewards
+with the secure samplers of `jaxbai.trial.secure_noise` instead.
 """
 
 from __future__ import annotations

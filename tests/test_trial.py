@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import random
 import signal
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -19,7 +22,7 @@ import numpy as np
 import pytest
 
 from jaxbai import trial
-from jaxbai.trial import Trial, _trial, secure_noise
+from jaxbai.trial import Trial, _algorithm, _store, discrete_noise, secure_noise
 
 MEANS = (0.9, 0.4, 0.2)
 
@@ -28,10 +31,11 @@ MEANS = (0.9, 0.4, 0.2)
 def no_fsync(monkeypatch):
     """For tests of decisions rather than durability: skip the (slow) fsyncs."""
     monkeypatch.setattr(os, "fsync", lambda fd: None)
+    monkeypatch.setattr(_store, "SYNCHRONOUS", "OFF")
 
 
 def uniform_stream(seed: int):
-    """Deterministic doubles in (0, 1): the injected noise source of the equivalence tests."""
+    """Deterministic doubles in (0, 1), for the participants' mechanisms."""
     rng = np.random.default_rng(seed)
     return lambda: int(rng.integers(1, 2**53)) / 2**53
 
@@ -41,13 +45,20 @@ def bernoulli_rewards(seed: int, means=MEANS):
     return lambda arm: float(rng.random() < means[arm])
 
 
-def reference_run(alg, params, num_arms, seed, observe, max_samples, uniform=None, epsilon=None):
+def key_bits(key_update: jax.Array):
+    """The documented rehearsal bit source: a generator seeded by fold_in(k_update, 1)."""
+    words = np.asarray(jax.random.key_data(jax.random.fold_in(key_update, 1)))
+    return random.Random(int.from_bytes(words.tobytes(), "little")).getrandbits
+
+
+def reference_run(alg, params, num_arms, seed, observe, max_samples, epsilon=None, **release):
     """The algorithm's ask/tell API driven directly, with the trial's documented key stream.
 
-    With ``uniform``, global-DP releases are computed from `pending_release` counts and exact
-    per-arm sums of the unreleased observations, by `secure_noise.release_mean`.
+    For global DP, releases are computed from `pending_release` counts and exact per-arm sums
+    of the unreleased observations by `discrete_noise.discrete_laplace` at ``resolution``,
+    with bits from ``randbits`` or, if None, from the update's key (rehearsals).
     """
-    select, stopping, pending, update = _trial._compiled(alg)  # the same jitted ask/tell
+    select, stopping, pending, update, _ = _algorithm.compiled(alg)  # the same jitted API
     key_init, key = jax.random.split(jax.random.key(seed))
     state = alg.init(key_init, params, num_arms)
     window = [[] for _ in range(num_arms)]
@@ -59,21 +70,36 @@ def reference_run(alg, params, num_arms, seed, observe, max_samples, uniform=Non
         arm = int(select(state, params))
         z = observe(arm)
         key, key_update = jax.random.split(key)
-        release = None
-        if uniform is not None:
+        value = None
+        if alg.privacy == "global":
             window[arm].append(z)
             due, _, counts = pending(state, jnp.int32(arm), jnp.float32(z), params)
-            release = np.full(num_arms, np.nan)
+            value = np.full(num_arms, np.nan)
+            bits = release["randbits"] or key_bits(key_update)
+            m = release["resolution"]
             for a, count in enumerate(np.asarray(counts).tolist()):
                 if bool(due) and count:
                     assert len(window[a]) == count
                     total = sum((Fraction(x) for x in window[a]), Fraction(0))
-                    release[a] = secure_noise.release_mean(total, count, epsilon, uniform)
+                    noise = discrete_noise.exact_laplace(epsilon, m, bits)
+                    value[a] = float(discrete_noise.discrete_laplace(total, count, m, noise))
                     window[a] = []
-            release = jnp.asarray(release, jnp.float32)
-        state = update(key_update, state, jnp.int32(arm), jnp.float32(z), params, release)
+            value = jnp.asarray(value, jnp.float32)
+        state = update(key_update, state, jnp.int32(arm), jnp.float32(z), params, value)
         actions.append(arm)
     return actions, None, state
+
+
+def stored(path: Path) -> tuple[tuple, list]:
+    """The store's snapshot row and applied assignments, read with sqlite3 directly."""
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        snapshot = db.execute("SELECT samples, data, windows FROM snapshot").fetchone()
+        applied = db.execute(
+            "SELECT participant, arm, outcome FROM assignments WHERE participant < ? "
+            "ORDER BY participant",
+            (snapshot[0],),
+        ).fetchall()
+    return snapshot, applied
 
 
 def drive(t: Trial, observe, max_samples):
@@ -83,16 +109,17 @@ def drive(t: Trial, observe, max_samples):
 
 
 @pytest.mark.parametrize(
-    ("algorithm", "epsilon", "noise", "max_samples"),
+    ("algorithm", "epsilon", "noise", "outcomes"),
     [
-        ("adap_tt_star", 1.0, "prng", 400),
-        ("adap_tt", 0.5, "secure", 400),
-        ("ttucb", None, "secure", 400),
-        ("ctb_tt", 2.0, "secure", 300),
+        ("adap_tt_star", 1.0, "prng", "unit"),
+        ("adap_tt", 0.5, "secure", "unit"),
+        ("adap_tt_global", 0.5, "secure", "binary"),
+        ("ttucb", None, "secure", "unit"),
+        ("ctb_tt", 2.0, "secure", "unit"),
     ],
 )
-def test_trial_matches_ask_tell(tmp_path, no_fsync, algorithm, epsilon, noise, max_samples):
-    seed = 11
+def test_trial_matches_ask_tell(tmp_path, no_fsync, algorithm, epsilon, noise, outcomes):
+    seed, max_samples = 11, 400
     observations = []
     if algorithm == "ctb_tt":  # the participant privatises; both sides receive the same bits
         raw, stream = bernoulli_rewards(5), uniform_stream(9)
@@ -103,29 +130,30 @@ def test_trial_matches_ask_tell(tmp_path, no_fsync, algorithm, epsilon, noise, m
 
     else:
         observe_trial = bernoulli_rewards(5)
-    uniform = uniform_stream(21) if noise == "secure" else None
+    bits = random.Random(21).getrandbits if noise == "secure" else None
     t = Trial.create(
         tmp_path / "t.trial", algorithm, len(MEANS), epsilon, 0.05, seed,
-        noise=noise, uniform=uniform,
+        noise=noise, outcomes=outcomes, randbits=bits,
     )  # fmt: skip
     drive(t, observe_trial, max_samples)
     published = t.publish()
     t.close()
 
-    alg, params = _trial._build(t.config)
+    alg, params = _algorithm.build(t.config)
     if algorithm == "ctb_tt":
         replay = iter(observations)
         observe_ref = lambda arm: next(replay)  # noqa: E731
     else:
         observe_ref = bernoulli_rewards(5)
-    secure_global = noise == "secure" and alg.privacy == "global"
+    m = {0.5: 64, 1.0: 128}.get(epsilon)  # the grid 1/m: 1/m ≤ 1 % of 1/ε
     actions, recommendation, state = reference_run(
-        alg, params, len(MEANS), seed, observe_ref, max_samples,
-        uniform=uniform_stream(21) if secure_global else None, epsilon=epsilon,
+        alg, params, len(MEANS), seed, observe_ref, max_samples, epsilon=epsilon,
+        resolution=m, randbits=random.Random(21).getrandbits if noise == "secure" else None,
     )  # fmt: skip
     assert published["actions"] == actions
     assert published["recommendation"] == recommendation
-    with Trial.open(tmp_path / "t.trial") as reopened:
+    assert published["resolution"] == (m if alg.privacy == "global" else None)
+    with Trial.open(tmp_path / "t.trial", randbits=bits) as reopened:
         for ours, theirs in zip(
             jax.tree_util.tree_leaves(reopened._snap.state),
             jax.tree_util.tree_leaves(state),
@@ -138,16 +166,16 @@ def test_dp_se_secure_release_matches_ask_tell(tmp_path, no_fsync):
     """DP-SE releases a whole epoch's means at once (K = 2, δ = 0.5: 888 samples/epoch)."""
     max_samples = 900
     with Trial.create(
-        tmp_path / "t.trial", "dp_se", 2, 1.0, 0.5, 4, uniform=uniform_stream(8)
+        tmp_path / "t.trial", "dp_se", 2, 1.0, 0.5, 4, randbits=random.Random(8).getrandbits
     ) as t:
         drive(t, bernoulli_rewards(2), max_samples)
         published = t.publish()
         epoch = int(t._snap.state.epoch)
     assert epoch == 2, "the run must cross an epoch boundary to test the release"
-    alg, params = _trial._build(t.config)
+    alg, params = _algorithm.build(t.config)
     actions, _, _ = reference_run(
-        alg, params, 2, 4, bernoulli_rewards(2), max_samples, uniform=uniform_stream(8),
-        epsilon=1.0,
+        alg, params, 2, 4, bernoulli_rewards(2), max_samples, epsilon=1.0, resolution=128,
+        randbits=random.Random(8).getrandbits,
     )  # fmt: skip
     assert published["actions"] == actions
 
@@ -209,39 +237,56 @@ def test_killed_during_record_never_corrupts(tmp_path, kills):
         assert published["actions"][: len(actions)] == actions
         actions = published["actions"]
     assert len(actions) >= kills
-    assert not list(tmp_path.glob(".t.trial.*.tmp"))  # stale temporaries are cleaned on open
-    # Resuming after every crash gives exactly the uninterrupted trial, byte for byte.
+    # Resuming after every crash gives exactly the uninterrupted trial, bit for bit.
     replay = tmp_path / "replay.trial"
     with Trial.create(replay, "adap_tt", 3, 1.0, 0.05, 1, noise="prng") as t:
         for n in range(len(actions)):
             arm = t.next_arm()
             t.record(arm, reward_for(n))
-    resumed = json.loads(path.read_bytes())
-    fresh = json.loads(replay.read_bytes())
-    resumed.pop("pending_arm"), fresh.pop("pending_arm")
-    assert resumed == fresh
+    assert stored(path) == stored(replay)
 
 
-@pytest.mark.parametrize("stage", ["write", "fsync", "rename"])
-def test_failed_write_leaves_file_and_trial_unchanged(tmp_path, monkeypatch, stage):
+def deny(table: str, action: int):
+    """An SQLite authorizer that makes one kind of statement on ``table`` fail."""
+    return lambda code, name, *rest: sqlite3.SQLITE_DENY if (code, name) == (action, table) else 0
+
+
+@pytest.mark.parametrize(
+    ("stage", "table", "action"),
+    [
+        ("issue", "assignments", sqlite3.SQLITE_INSERT),
+        ("apply", "snapshot", sqlite3.SQLITE_UPDATE),
+        ("hold", "assignments", sqlite3.SQLITE_UPDATE),
+    ],
+)
+def test_failed_write_leaves_store_and_trial_unchanged(tmp_path, stage, table, action):
     path = tmp_path / "t.trial"
-    t = Trial.create(path, "adap_tt", 3, 1.0, 0.05, 2)
-    arm = t.next_arm()
-    before = path.read_bytes()
-    target = {"write": (os, "fdopen"), "fsync": (os, "fsync"), "rename": (os, "replace")}[stage]
-
-    def crash(*args, **kwargs):
-        raise OSError("simulated crash")
-
-    with monkeypatch.context() as patch:
-        patch.setattr(*target, crash)
-        with pytest.raises(OSError, match="simulated"):
-            t.record(arm, 1.0)
-    assert path.read_bytes() == before
-    assert not list(tmp_path.glob(".t.trial.*.tmp"))
-    assert t.status().pending_arm == arm and t.status().samples == 0
-    t.record(arm, 1.0)
-    assert t.status().samples == 1
+    t = Trial.create(path, "adap_tt_global", 3, 1.0, 0.05, 2, noise="prng")
+    for _ in range(3):  # each arm's first pull closes its phase 0: cohorts of one
+        t.record(t.next_arm(), 1.0)
+    if stage == "hold":
+        (p0, a0), (p1, a1), *_ = t.next_batch()
+    elif stage == "apply":
+        arm = t.next_arm()
+    before, status = stored(path), t.status()
+    t._store._db.set_authorizer(deny(table, action))
+    with pytest.raises(sqlite3.DatabaseError):
+        {
+            "issue": lambda: t.next_arm(),
+            "apply": lambda: t.record(arm, 1.0),
+            "hold": lambda: t.record(a1, 1.0, participant=p1),
+        }[stage]()
+    t._store._db.set_authorizer(None)
+    assert stored(path) == before
+    assert t.status() == status
+    if stage == "issue":
+        t.record(t.next_arm(), 1.0)
+    elif stage == "apply":
+        t.record(arm, 1.0)
+    else:
+        t.record(a1, 1.0, participant=p1)
+        t.record(a0, 0.0, participant=p0)
+    assert t.status().samples == (5 if stage == "hold" else 4)
     t.close()
 
 
@@ -265,21 +310,36 @@ def test_reopen_continues_with_pending_request(tmp_path, no_fsync):
 def test_unknown_schema_version_is_refused(tmp_path):
     path = tmp_path / "t.trial"
     Trial.create(path, "ttucb", 3, None, 0.05, 0).close()
-    document = json.loads(path.read_bytes())
-    document["schema_version"] = trial.SCHEMA_VERSION + 1
-    path.write_text(json.dumps(document))
-    with pytest.raises(ValueError, match="schema version"):
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("UPDATE meta SET value = ? WHERE name = 'schema_version'", ("3",))
+    with pytest.raises(ValueError, match="schema version '3'"):
+        Trial.open(path)
+    path.write_text(json.dumps({"format": "jaxbai-trial", "schema_version": 3}))
+    with pytest.raises(ValueError, match="schema version 3"):
+        Trial.open(path)
+    path.write_text("hello")
+    with pytest.raises(ValueError, match="not a jaxbai trial"):
         Trial.open(path)
 
 
 # ------------------------------------------------------------------------------ validation
+def dump(path: Path) -> dict[str, list]:
+    """Every row of every table of the store."""
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        tables = [
+            name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        ]
+        return {table: db.execute(f"SELECT * FROM {table}").fetchall() for table in tables}
+
+
 def assert_rejected(path: Path, call, match: str) -> None:
-    before, info = path.read_bytes(), path.stat()
+    """``call`` raises ValueError and writes nothing: same rows, no new log frame."""
+    log = Path(f"{path}-wal")
+    before, size = dump(path), log.stat().st_size
     with pytest.raises(ValueError, match=match):
         call()
-    after = path.stat()
-    assert path.read_bytes() == before
-    assert (after.st_ino, after.st_mtime_ns) == (info.st_ino, info.st_mtime_ns)
+    assert dump(path) == before
+    assert log.stat().st_size == size
 
 
 def test_invalid_records_are_rejected_without_state_change(tmp_path):
@@ -301,6 +361,12 @@ def test_invalid_records_are_rejected_without_state_change(tmp_path):
         arm = t.next_arm()
         assert_rejected(t.path, lambda: t.record(arm, 0.5), "randomised-response bits")
         t.record(arm, 1.0)
+    with Trial.create(tmp_path / "b.trial", "adap_tt", 3, 1.0, 0.05, 0, outcomes="binary") as t:
+        arm = t.next_arm()
+        for bad in (0.5, 2.0, -1.0):
+            assert_rejected(t.path, lambda bad=bad: t.record(arm, bad), "binary outcomes")
+        t.record(arm, True)
+        assert t.status().samples == 1
 
 
 def test_invalid_configurations_are_rejected(tmp_path):
@@ -312,6 +378,9 @@ def test_invalid_configurations_are_rejected(tmp_path):
         ({"algorithm": "adap_tt", "epsilon": None}, "finite epsilon"),
         ({"algorithm": "ctb_tt", "epsilon": 1.0, "clip": True}, "participants clip"),
         ({"algorithm": "adap_tt", "epsilon": 1.0, "noise": "fast"}, "noise must be"),
+        ({"algorithm": "adap_tt", "epsilon": 1.0, "outcomes": "counts"}, "outcomes must be"),
+        ({"algorithm": "adap_tt", "epsilon": 1.0, "outcomes": "binary", "clip": True}, "clip"),
+        ({"algorithm": "ctb_tt", "epsilon": 1.0, "outcomes": "binary"}, "participants clip"),
     ]:
         with pytest.raises(ValueError, match=match):
             Trial.create(path, num_arms=3, delta=0.05, **kwargs)
@@ -331,8 +400,7 @@ def test_clip_opt_in_clips_and_is_published(tmp_path, no_fsync):
         for reward in (1.0, 0.0, 1.0):
             t.record(t.next_arm(), reward)
         assert t.publish()["clip"] is False
-    strip = lambda p: {k: v for k, v in json.loads(p.read_bytes()).items() if k != "config"}  # noqa: E731
-    assert strip(clipped) == strip(exact)
+    assert stored(clipped) == stored(exact)
 
 
 def test_stopped_trial_issues_no_more_arms(tmp_path, no_fsync):
@@ -367,18 +435,20 @@ def test_publication_holds_only_protected_outputs(tmp_path, no_fsync):
         assert running["stopping_time"] is None and running["recommendation"] is None
         drive(t, lambda arm: marker if arm else 1.0, 400)
         published = t.publish()
+        for name in (path, f"{path}.lock", f"{path}-wal", f"{path}-shm"):
+            assert stat.S_IMODE(os.stat(name).st_mode) == 0o600, name
     assert set(published) == trial.PUBLISHED_FIELDS
     assert published["stopped"] and published["stopping_time"] == len(published["actions"])
     assert published["epsilon"] == 2.0 and published["delta"] == 0.05
     assert published["algorithm"] == "adap_tt_star" and published["privacy"] == "global"
-    assert published["gamma"] is None
+    assert published["gamma"] is None and published["outcomes"] == "unit"
+    assert published["resolution"] == 256 and published["release_epsilon"] <= 2.0
     assert all(isinstance(a, int) and 0 <= a < 3 for a in published["actions"])
-    # Every float in the record is configuration (ε, δ); none derives from the rewards.
+    # Every float in the record is configuration (ε, δ, the releases' ε); none derives from the
+    # rewards.
     assert set(floats_in(published)) <= {2.0, 0.05}
     assert "0.1234" not in json.dumps(published, allow_nan=False)
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert stat.S_IMODE(Path(f"{path}.lock").stat().st_mode) == 0o600
-    assert json.loads(path.read_bytes())["sensitive"] is True
+    assert dict(dump(path)["meta"])["sensitive"] == "true"
 
 
 def test_local_trial_receives_only_privatised_values(tmp_path):
@@ -388,7 +458,7 @@ def test_local_trial_receives_only_privatised_values(tmp_path):
         z = secure_noise.privatize_locally(0.8, 1.0, gamma=t.gamma)
         t.record(arm, z)  # any finite real: the Gaussian output is unbounded
         assert t.status().noise == "participant-side gaussian"
-        assert json.loads(t.path.read_bytes())["sensitive"] is False
+        assert dict(dump(t.path)["meta"])["sensitive"] == "false"
 
 
 # ------------------------------------------------------------------------------ CLI

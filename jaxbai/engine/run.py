@@ -21,9 +21,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
+import jaxbai.engine._distributed as _distributed
 from jaxbai import _devices, _validate
 from jaxbai.base import Algorithm
-from jaxbai.engine import _distributed
 from jaxbai.engine._checkpoint import (
     empty_results,
     grid_fingerprint,

@@ -5,35 +5,49 @@ sequential interaction of Algorithm 3: `Trial.next_arm` issues the arm for the n
 `Trial.record` takes her reward, and the trial stops by the algorithm's GLR (or elimination) rule.
 Any algorithm of the registry (`jaxbai.registry.ALGORITHMS`) can be run; what the trial needs to
 know about it (privacy model, participant-side mechanism, whether it takes ε, whether privacy
-needs rewards in [0, 1]) it reads from the algorithm and its registry entry.
+needs rewards in [0, 1], whether it plans episodes) it reads from the algorithm and its
+registry entry.
 
-Durability. The whole trial lives in one state file, rewritten atomically after every change
-(temporary file, fsync, rename, fsync of the directory), so a process killed at any instant
-loses at most the observation being written and never leaves a corrupt file; `Trial.open`
-continues exactly where it stopped (algorithm state arrays bit for bit, JAX key, open request).
-An advisory lock (``<path>.lock``) keeps two processes from driving one trial at once.
+Cohorts (Appendix H). For an episodic algorithm (DAF, DPA: ``adap_tt``, ``adap_tt_star``,
+``ttucb_dpa`` and their ``_global`` variants), `Trial.next_batch` assigns a whole cohort up to
+the next episode end at once (``alg.plan``), and `Trial.record` (``participant=``) accepts its
+outcomes in any order: they are applied in participant order, early arrivals held durably, so
+the state, the releases and the publication are exactly those of recording one by one.
+
+Durability. The trial lives in one SQLite store (`jaxbai.trial._store`: WAL, synchronous=FULL):
+every record is one transaction whose I/O does not grow with the trial, a process killed at any
+instant loses at most the record being written, and `Trial.open` continues exactly where it
+stopped (state arrays bit for bit, JAX key, open assignments, held outcomes). Assignments are
+committed without waiting for the disk: they are a function of the stored state, so one lost to
+a power failure is issued again identically. A schema-1 JSON
+state file is migrated on open. An advisory lock (``<path>.lock``) keeps two processes from
+driving one trial at once.
 
 What is kept and what is published (Section 2.3).
 
-* Global DP (``adap_tt``, ``adap_tt_star``, ``dp_se``): the curator's state file holds
-  raw-reward statistics. It is sensitive: it is created with mode 0600 and must never be
-  shared. `Trial.publish` emits only what Definition 8 protects: the action sequence, the
+* Global DP (``adap_tt``, ``adap_tt_star``, ``dp_se``): the curator's store holds raw-reward
+  statistics. It is sensitive: it is created with mode 0600 and must never be shared.
+  `Trial.publish` emits only what Definition 8 protects: the action sequence, the
   recommendation and the stopping time, with ε, δ and the algorithm. Noisy means are released
-  by Mironov's snapping mechanism from the CSPRNG (`jaxbai.trial.secure_noise`): the trial asks
-  `pending_release` which means an update would release, computes them exactly from its own
-  record of the current phase/epoch, snaps them, and passes them to ``update(release=...)``.
+  with exact discrete Laplace noise on integer phase sums (`jaxbai.trial.discrete_noise`; from
+  the CSPRNG through OpenDP): the trial asks `pending_release` which means an update would
+  release, computes them from its own exact sums of the current phase/epoch, and passes them
+  to ``update(release=...)``. ``outcomes="binary"`` releases the sums exactly; rewards in
+  [0, 1] are put on a grid of at most 1 % of the noise scale first.
 * Local DP (``ctb_tt``, ``gauss_ldp_tt``): participants privatise their reward on their own
   device with `jaxbai.trial.secure_noise.privatize_locally`; the trial only ever receives
   privatised values (Definition 7).
-* ``ttucb`` is not private; its state file holds raw rewards.
+* ``ttucb`` is not private; its store holds raw rewards.
 
 Rewards outside [0, 1] are rejected for algorithms whose privacy proof needs [0, 1]
 (``alg.unit_interval``), unless the trial was created with ``clip=True``, which the
-publication then states.
+publication then states; with ``outcomes="binary"`` only 0 and 1 are accepted.
 
-Modules: `jaxbai.trial.secure_noise` (CSPRNG noise and the participant-side mechanisms),
-`jaxbai.trial.cli` (``python -m jaxbai.trial``); the private ``_config`` (constants and records),
-``_store`` (atomic writes, the lock, the state file's codec) and ``_trial`` (`Trial`).
+Modules: `jaxbai.trial.discrete_noise` (exact discrete Laplace releases),
+`jaxbai.trial.secure_noise` (CSPRNG noise and the participant-side mechanisms),
+`jaxbai.trial.cli` (``python -m jaxbai.trial``); the private ``_config`` (constants and
+records), ``_algorithm`` (the algorithm glue), ``_store`` (the store and the lock), ``_schema1``
+(reading schema-1 files), ``_release`` (the releases) and ``_trial`` (`Trial`).
 
 Example:
   >>> import os, tempfile
@@ -46,9 +60,10 @@ Example:
 """
 
 from jaxbai.registry import ALGORITHMS
-from jaxbai.trial import secure_noise
+from jaxbai.trial import discrete_noise, secure_noise
 from jaxbai.trial._config import (
     NOISE_MODES,
+    OUTCOMES,
     PUBLISHED_FIELDS,
     SCHEMA_VERSION,
     TrialConfig,
@@ -65,12 +80,14 @@ callable like factories); kept for compatibility, use `jaxbai.registry.ALGORITHM
 
 __all__ = [
     "NOISE_MODES",
+    "OUTCOMES",
     "PUBLISHED_FIELDS",
     "SCHEMA_VERSION",
     "Trial",
     "TrialConfig",
     "TrialStatus",
     "atomic_write",
+    "discrete_noise",
     "main",
     "privatize_locally",
     "secure_noise",

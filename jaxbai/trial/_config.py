@@ -1,7 +1,7 @@
 """The trial's constants and plain records: configuration, status, and one saved snapshot.
 
-Kept apart from `jaxbai.trial._trial` so that the state-file codec (`jaxbai.trial._store`) and the
-trial itself both depend on them without depending on each other.
+Kept apart from `jaxbai.trial._trial` so that the store (`jaxbai.trial._store`) and the trial
+itself both depend on them without depending on each other.
 """
 
 from __future__ import annotations
@@ -12,25 +12,31 @@ from typing import Any
 
 import jax
 
-SCHEMA_VERSION = 1
-"""Version of the state-file and publication layouts; `Trial.open` refuses any other."""
+SCHEMA_VERSION = 2
+"""Version of the store and publication layouts. `Trial.open` migrates version 1 (the JSON state
+file) and refuses any other."""
 
 NOISE_MODES = ("secure", "prng")
-"""``"secure"``: snapped Laplace from the CSPRNG (real trials). ``"prng"``: the algorithm's own
-Laplace draws from the stored JAX key (rehearsals only: reproducible, not secret, not snapped)."""
+"""``"secure"``: discrete Laplace from the operating system's CSPRNG via OpenDP (real trials).
+``"prng"``: the same exact discrete Laplace from a generator seeded by the stored JAX key
+(rehearsals only: reproducible, not secret)."""
+
+OUTCOMES = ("unit", "binary")
+"""``"unit"``: rewards in [0, 1] (where privacy needs it), released on a grid of at most 1 % of
+the noise scale. ``"binary"``: rewards 0 or 1, released exactly (integer phase sums)."""
 
 PUBLISHED_FIELDS = frozenset(
     {
         "format", "schema_version", "algorithm", "options", "privacy", "num_arms", "epsilon",
-        "delta", "gamma", "clip", "noise", "actions", "stopped", "stopping_time",
-        "recommendation",
+        "delta", "gamma", "clip", "noise", "outcomes", "resolution", "release_epsilon",
+        "actions", "stopped", "stopping_time", "recommendation",
     }
 )  # fmt: skip
 """Every field of `Trial.publish`; the only data-dependent ones are ``actions``, ``stopped``,
 ``stopping_time`` and ``recommendation``, the outputs Definition 8 protects."""
 
 STATE_FORMAT = "jaxbai-trial"
-"""The ``format`` field of a state file."""
+"""The ``format`` of a trial store (its ``meta`` table; schema 1: the JSON state file's field)."""
 
 PUBLICATION_FORMAT = "jaxbai-trial-publication"
 """The ``format`` field of a publication (`Trial.publish`)."""
@@ -48,6 +54,7 @@ class TrialConfig:
       delta: risk δ.
       clip: whether rewards are clipped into [0, 1] instead of rejected.
       noise: one of `NOISE_MODES`.
+      outcomes: one of `OUTCOMES`.
 
     Example:
       >>> config = TrialConfig("adap_tt", {}, 3, 1.0, 0.05, clip=False, noise="secure")
@@ -62,6 +69,7 @@ class TrialConfig:
     delta: float
     clip: bool
     noise: str
+    outcomes: str = "unit"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,9 +86,14 @@ class TrialStatus:
       samples: observations recorded so far.
       stopped: whether the stopping rule has fired.
       recommendation: the recommended arm once stopped, else ``None``.
-      pending_arm: the arm issued by `Trial.next_arm` and not yet recorded, else ``None``.
+      pending_arm: the arm of the only open assignment (e.g. issued by `Trial.next_arm`),
+        else ``None``.
       clip: whether rewards are clipped into [0, 1].
       noise: how the curator's noise is drawn (see `NOISE_MODES`).
+      outcomes: one of `OUTCOMES`.
+      open_assignments: (participant, arm) pairs issued and awaiting their outcome, in plan
+        order.
+      held: outcomes received ahead of an earlier participant's, held until it arrives.
     """
 
     algorithm: str
@@ -95,15 +108,20 @@ class TrialStatus:
     pending_arm: int | None
     clip: bool
     noise: str
+    outcomes: str
+    open_assignments: tuple[tuple[int, int], ...]
+    held: int
+
+
+Windows = tuple[tuple[int, Fraction], ...]
+"""Per arm, (count, exact sum) of the observations not yet released (global DP)."""
 
 
 @dataclasses.dataclass(frozen=True)
 class Snapshot:
-    """Everything that changes during a trial; one snapshot is one version of the state file."""
+    """The algorithm's side of a trial after ``samples`` applied outcomes (one store row)."""
 
     key: jax.Array
     state: Any
-    actions: tuple[int, ...]
-    pending: int | None
-    windows: tuple[tuple[int, Fraction], ...]
-    """Per arm, (count, exact sum) of the observations not yet released (global DP, secure)."""
+    samples: int
+    windows: Windows

@@ -1,17 +1,35 @@
-"""Storage of a trial: atomic durable writes, the lock, and the JSON codec of the state file.
+"""Storage of a trial: one SQLite database with O(1) writes per record, and the lock.
 
-The state file is one JSON document (``format``, ``schema_version``, ``sensitive``, ``config``,
-``key``, ``state``, ``actions``, ``pending_arm``, ``windows``). Arrays are stored as dtype, shape
-and base64 bytes, so they round-trip bit for bit; floats of the configuration as hexadecimal
-strings; exact sums as fractions.
+The store (schema 2) has three tables:
+
+* ``meta(name, value)``: ``format``, ``schema_version``, ``sensitive``, ``config`` (JSON, floats
+  as hexadecimal strings), ``layout`` (dtype and shape of the key data and of every state leaf)
+  and, for a store migrated from a schema-1 JSON file, ``migrated`` (the sample it happened at).
+* ``snapshot``: one row, rewritten by every applied outcome: ``samples`` (outcomes applied),
+  ``data`` (the key data and state leaves, bit for bit) and ``windows`` (per arm, count and
+  exact sum of the unreleased observations, as fractions).
+* ``assignments(participant, arm, outcome)``: every issued assignment, participant ids being
+  sample indices. Ids below ``samples`` are applied; the others are open, or hold an outcome
+  (``float.hex``) that arrived before an earlier participant's. Applying it clears it again.
+
+The database runs in WAL mode with ``synchronous=FULL``: a write transaction appends the pages
+it changes to the log and fsyncs it, so a record costs the same however long the trial is, and a
+process killed at any instant leaves the last committed transaction. Issuing assignments commits
+without the fsync (``synchronous=NORMAL`` for that transaction): a killed process keeps it all
+the same, a power failure may lose it, but assignments are a deterministic function of the
+stored state (``select``, ``plan``), so they are issued again identically, and the next outcome's
+fsync covers the log before it. A new store is built in a temporary file and linked into place,
+so creation is atomic too. Files are created with mode
+0600 (SQLite gives its ``-wal`` and ``-shm`` files the database's mode).
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import os
+import sqlite3
 import tempfile
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -20,74 +38,49 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxbai.trial._config import SCHEMA_VERSION, STATE_FORMAT, Snapshot, TrialConfig
+import jaxbai.trial._schema1 as _schema1
+from jaxbai.trial._config import SCHEMA_VERSION, STATE_FORMAT, Snapshot, TrialConfig, Windows
 
-__all__ = [
-    "atomic_write",
-    "decode_config",
-    "decode_snapshot",
-    "encode",
-    "lock",
-    "remove_stale_temporaries",
-]
+__all__ = ["SYNCHRONOUS", "Store", "atomic_write", "lock"]
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+SYNCHRONOUS = "FULL"
+"""``PRAGMA synchronous`` of every connection: FULL fsyncs the log at each commit. Tests of
+decisions rather than durability may set ``"OFF"``."""
+
+_TABLES = """
+CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE snapshot (
+    id INTEGER PRIMARY KEY CHECK (id = 0),
+    samples INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    windows TEXT NOT NULL
+);
+CREATE TABLE assignments (
+    participant INTEGER PRIMARY KEY,
+    arm INTEGER NOT NULL,
+    outcome TEXT
+);
+"""
 
 
 # ------------------------------------------------------------------------------ file helpers
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
+def _fsync(path: Path, flags: int = os.O_RDONLY) -> None:
+    fd = os.open(path, flags)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
 
 
-def _temporary_pattern(path: Path) -> tuple[str, str]:
-    return f".{path.name}.", ".tmp"
+def _temporary_prefix(path: Path) -> str:
+    return f".{path.name}."
 
 
-def atomic_write(path: Path, data: bytes, *, exclusive: bool = False) -> None:
-    """Replaces (or, if ``exclusive``, creates) ``path`` with ``data``, atomically and durably.
-
-    The bytes go to a mode-0600 temporary file in the same directory, which is fsynced and then
-    renamed over ``path`` (or hard-linked to it when ``exclusive``); finally the directory is
-    fsynced. A crash at any point leaves either the old file or the new one, never a mix.
-
-    Args:
-      path: the destination.
-      data: the full new contents.
-      exclusive: fail with FileExistsError if ``path`` exists.
-
-    Example:
-      >>> import tempfile
-      >>> path = Path(tempfile.mkdtemp()) / "notes.txt"
-      >>> atomic_write(path, b"first", exclusive=True)
-      >>> atomic_write(path, b"second")
-      >>> path.read_bytes()
-      b'second'
-    """
-    prefix, suffix = _temporary_pattern(path)
-    fd, temporary = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if exclusive:
-            os.link(temporary, path)
-            os.unlink(temporary)
-        else:
-            os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
-    _fsync_directory(path.parent)
-
-
-def remove_stale_temporaries(path: Path) -> None:
-    """Deletes temporaries of `atomic_write` that a killed process left next to ``path``."""
-    prefix, suffix = _temporary_pattern(path)
-    for stale in path.parent.glob(f"{prefix}*{suffix}"):
+def _remove_stale_temporaries(path: Path) -> None:
+    """Deletes the temporaries (and their SQLite side files) of a killed creation."""
+    for stale in path.parent.glob(f"{_temporary_prefix(path)}*.tmp*"):
         stale.unlink(missing_ok=True)
 
 
@@ -115,114 +108,271 @@ def lock(path: Path) -> int:
 
 
 # ------------------------------------------------------------------------------ encoding
-def _encode_array(array: Any) -> dict[str, Any]:
-    arr = np.asarray(array)
-    return {
-        "dtype": arr.dtype.str,
-        "shape": list(arr.shape),
-        "data": base64.b64encode(arr.tobytes()).decode("ascii"),
+def _leaves(snap: Snapshot) -> list[np.ndarray]:
+    key_data = np.asarray(jax.random.key_data(snap.key))
+    return [key_data, *(np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(snap.state))]
+
+
+def _layout(leaves: list[np.ndarray]) -> list[list[Any]]:
+    return [[leaf.dtype.str, list(leaf.shape)] for leaf in leaves]
+
+
+def _encode_windows(windows: Windows) -> str:
+    return json.dumps([[count, str(total)] for count, total in windows])
+
+
+def _decode_windows(text: str) -> Windows:
+    return tuple((int(count), Fraction(total)) for count, total in json.loads(text))
+
+
+def _encode_config(config: TrialConfig) -> str:
+    hexed = {"epsilon", "delta"}
+    raw = {
+        name: (None if value is None else float(value).hex()) if name in hexed else value
+        for name, value in vars(config).items()
     }
+    return json.dumps(raw, sort_keys=True)
 
 
-def _decode_array(entry: dict[str, Any]) -> np.ndarray:
-    raw = base64.b64decode(entry["data"])
-    return np.frombuffer(raw, dtype=np.dtype(entry["dtype"])).reshape(entry["shape"]).copy()
+def _decode_config(text: str) -> TrialConfig:
+    raw = json.loads(text)
+    for name in ("epsilon", "delta"):
+        raw[name] = None if raw[name] is None else float.fromhex(raw[name])
+    return TrialConfig(**raw)
 
 
-def _encode_float(x: float | None) -> str | None:
-    return None if x is None else float(x).hex()
+def _snapshot_row(snap: Snapshot) -> tuple[int, bytes, str]:
+    data = b"".join(leaf.tobytes() for leaf in _leaves(snap))
+    return snap.samples, data, _encode_windows(snap.windows)
 
 
-def _decode_float(x: str | None) -> float | None:
-    return None if x is None else float.fromhex(x)
+# ------------------------------------------------------------------------------ the store
+def _install(path: Path, write: Callable[[Path], None], *, exclusive: bool = False) -> None:
+    """Builds ``path`` atomically: ``write`` fills (and fsyncs) a mode-0600 temporary file in
+    the same directory, which is then renamed over ``path`` (or hard-linked to it when
+    ``exclusive``: FileExistsError if it exists); finally the directory is fsynced. A crash at
+    any point leaves either the old file or the new one, never a mix."""
+    fd, name = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    temporary = Path(name)
+    try:
+        write(temporary)
+        if exclusive:
+            os.link(temporary, path)
+        else:
+            os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    _fsync(path.parent)
 
 
-def _encode_state(state: Any) -> list[dict[str, Any]]:
-    return [_encode_array(leaf) for leaf in jax.tree_util.tree_leaves(state)]
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, exclusive: bool = False) -> None:
+    """Replaces (or, if ``exclusive``, creates) ``path`` with ``data``, atomically and durably.
 
+    Kept from the JSON state files of schema 1 (the store now uses SQLite transactions); the
+    same temporary-file, fsync, rename discipline as a new store.
 
-def _decode_state(entries: list[dict[str, Any]], template: Any) -> Any:
-    leaves, treedef = jax.tree_util.tree_flatten(template)
-    if len(entries) != len(leaves):
-        raise ValueError("state file does not match the algorithm's state layout")
-    decoded = []
-    for entry, leaf in zip(entries, leaves, strict=True):
-        arr = _decode_array(entry)
-        if arr.shape != leaf.shape or arr.dtype != leaf.dtype:
-            raise ValueError("state file does not match the algorithm's state layout")
-        decoded.append(jnp.asarray(arr))
-    return jax.tree_util.tree_unflatten(treedef, decoded)
-
-
-def encode(config: TrialConfig, snap: Snapshot, sensitive: bool) -> bytes:
-    """The state file's bytes for ``snap`` of a trial configured by ``config``.
-
-    Args:
-      config: the trial's configuration.
-      snap: the snapshot to save.
-      sensitive: whether the state holds raw-reward statistics (marks the file).
+    Example:
+      >>> import tempfile
+      >>> path = Path(tempfile.mkdtemp()) / "notes.txt"
+      >>> atomic_write(path, b"first", exclusive=True)
+      >>> atomic_write(path, b"second")
+      >>> path.read_bytes()
+      b'second'
     """
-    document = {
-        "format": STATE_FORMAT,
-        "schema_version": SCHEMA_VERSION,
-        "sensitive": sensitive,
-        "config": {
-            "algorithm": config.algorithm,
-            "options": config.options,
-            "num_arms": config.num_arms,
-            "epsilon": _encode_float(config.epsilon),
-            "delta": _encode_float(config.delta),
-            "clip": config.clip,
-            "noise": config.noise,
-        },
-        "key": _encode_array(jax.random.key_data(snap.key)),
-        "state": _encode_state(snap.state),
-        "actions": _encode_array(np.asarray(snap.actions, np.int32)),
-        "pending_arm": snap.pending,
-        "windows": [[count, str(total)] for count, total in snap.windows],
-    }
-    return (json.dumps(document, sort_keys=True, indent=1) + "\n").encode()
+
+    def write(temporary: Path) -> None:
+        temporary.write_bytes(data)
+        _fsync(temporary)
+
+    _install(Path(path), write, exclusive=exclusive)
 
 
-def decode_config(document: dict[str, Any]) -> TrialConfig:
-    """The configuration of a parsed state file.
+def _build(
+    temporary: Path,
+    config: TrialConfig,
+    sensitive: bool,
+    snap: Snapshot,
+    assignments: Iterable[tuple[int, int]],
+    migrated: int | None,
+) -> None:
+    """Writes a complete store into the (empty) file ``temporary`` and fsyncs it."""
+    db = sqlite3.connect(temporary, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={SYNCHRONOUS}")
+        db.executescript(_TABLES)
+        db.execute("BEGIN IMMEDIATE")
+        meta = {
+            "format": STATE_FORMAT,
+            "schema_version": str(SCHEMA_VERSION),
+            "sensitive": json.dumps(sensitive),
+            "config": _encode_config(config),
+            "layout": json.dumps(_layout(_leaves(snap))),
+        }
+        if migrated is not None:
+            meta["migrated"] = json.dumps({"schema_version": 1, "samples": migrated})
+        db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+        db.execute("INSERT INTO snapshot VALUES (0, ?, ?, ?)", _snapshot_row(snap))
+        db.executemany("INSERT INTO assignments VALUES (?, ?, NULL)", assignments)
+        db.execute("COMMIT")
+    finally:
+        db.close()  # checkpoints the log into the file and removes it
+    _fsync(temporary)
 
-    Raises:
-      ValueError: not a trial state file, or an unsupported schema version.
+
+class Store:
+    """One trial's database; see the module docstring for its tables.
+
+    Build one with `Store.create` or `Store.open`; the caller holds the trial's `lock`.
     """
-    if document.get("format") != STATE_FORMAT:
-        raise ValueError("not a jaxbai trial state file")
-    if document.get("schema_version") != SCHEMA_VERSION:
-        raise ValueError(
-            f"unsupported trial schema version {document.get('schema_version')!r} "
-            f"(this jaxbai reads version {SCHEMA_VERSION})"
+
+    def __init__(self, path: Path, db: sqlite3.Connection) -> None:
+        self.path = path
+        self._db = db
+        self._synchronous = SYNCHRONOUS
+        meta = dict(db.execute("SELECT name, value FROM meta"))
+        if meta.get("format") != STATE_FORMAT:
+            raise ValueError("not a jaxbai trial store")
+        if meta.get("schema_version") != str(SCHEMA_VERSION):
+            raise ValueError(
+                f"unsupported trial schema version {meta.get('schema_version')!r} "
+                f"(this jaxbai reads version {SCHEMA_VERSION} and migrates version 1)"
+            )
+        self.config = _decode_config(meta["config"])
+        self.sensitive = bool(json.loads(meta["sensitive"]))
+        self.migrated_at = json.loads(meta["migrated"])["samples"] if "migrated" in meta else None
+        self._layout = json.loads(meta["layout"])
+
+    @classmethod
+    def _connect(cls, path: Path) -> Store:
+        db = sqlite3.connect(path, isolation_level=None)
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                raise ValueError(f"{path} is not a trial store (not in WAL mode)")
+            db.execute(f"PRAGMA synchronous={SYNCHRONOUS}")
+            return cls(path, db)
+        except BaseException:
+            db.close()
+            raise
+
+    @classmethod
+    def create(cls, path: Path, config: TrialConfig, sensitive: bool, snap: Snapshot) -> Store:
+        """Creates the store at ``path`` atomically (FileExistsError if it exists)."""
+        _install(path, lambda t: _build(t, config, sensitive, snap, (), None), exclusive=True)
+        return cls._connect(path)
+
+    @classmethod
+    def open(cls, path: Path) -> Store:
+        """Opens the store at ``path``, first migrating a schema-1 JSON state file in place.
+
+        Raises:
+          FileNotFoundError: no such file.
+          ValueError: not a trial store, an unsupported schema, or a schema-1 file that cannot
+            be migrated.
+        """
+        _remove_stale_temporaries(path)
+        with open(path, "rb") as handle:
+            head = handle.read(len(_SQLITE_MAGIC))
+        if head != _SQLITE_MAGIC:
+            cls._migrate(path)
+        return cls._connect(path)
+
+    @staticmethod
+    def _migrate(path: Path) -> None:
+        """Rewrites a schema-1 JSON state file as a store, atomically (temporary, rename)."""
+        config, sensitive, snap, actions, pending = _schema1.read(path.read_bytes())
+        assignments = list(enumerate(actions))
+        if pending is not None:
+            assignments.append((len(actions), pending))
+        _install(path, lambda t: _build(t, config, sensitive, snap, assignments, snap.samples))
+
+    def close(self) -> None:
+        """Closes the database (committed transactions are already durable)."""
+        self._db.close()
+
+    # --- reading ------------------------------------------------------------------------------
+    def snapshot(self, template: Any) -> Snapshot:
+        """The stored snapshot; ``template`` is a state of the algorithm with the right layout.
+
+        Raises:
+          ValueError: the stored state does not match the template's layout.
+        """
+        samples, data, windows = self._db.execute(
+            "SELECT samples, data, windows FROM snapshot"
+        ).fetchone()
+        leaves, treedef = jax.tree_util.tree_flatten(template)
+        expected = [np.asarray(jax.random.key_data(jax.random.key(0))), *map(np.asarray, leaves)]
+        if self._layout != _layout(expected):
+            raise ValueError("the trial store does not match the algorithm's state layout")
+        arrays, offset = [], 0
+        for like in expected:
+            arrays.append(np.frombuffer(data, like.dtype, like.size, offset).reshape(like.shape))
+            offset += like.nbytes
+        key = jax.random.wrap_key_data(jnp.asarray(arrays[0]))
+        state = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(a) for a in arrays[1:]])
+        return Snapshot(key, state, samples, _decode_windows(windows))
+
+    def issued(self, samples: int) -> tuple[dict[int, int], dict[int, float]]:
+        """Assignments not yet applied (participant → arm) and held outcomes (participant →
+        outcome), both in participant order."""
+        rows = self._db.execute(
+            "SELECT participant, arm, outcome FROM assignments WHERE participant >= ? "
+            "ORDER BY participant",
+            (samples,),
+        ).fetchall()
+        held = {p: float.fromhex(outcome) for p, _, outcome in rows if outcome is not None}
+        return {p: arm for p, arm, _ in rows}, held
+
+    def actions(self, samples: int) -> list[int]:
+        """The arms of the first ``samples`` participants, a_1, …, a_n."""
+        rows = self._db.execute(
+            "SELECT arm FROM assignments WHERE participant < ? ORDER BY participant", (samples,)
         )
-    raw = document["config"]
-    return TrialConfig(
-        algorithm=raw["algorithm"],
-        options=raw["options"],
-        num_arms=raw["num_arms"],
-        epsilon=_decode_float(raw["epsilon"]),
-        delta=_decode_float(raw["delta"]),
-        clip=raw["clip"],
-        noise=raw["noise"],
-    )
+        return [arm for (arm,) in rows]
 
+    # --- writing ------------------------------------------------------------------------------
+    def write(
+        self,
+        snap: Snapshot | None = None,
+        issue: Iterable[tuple[int, int]] = (),
+        hold: Iterable[tuple[int, float]] = (),
+        release: Iterable[int] = (),
+        fsync: bool = True,
+    ) -> None:
+        """One atomic transaction, durable once it returns (see the module docstring).
 
-def decode_snapshot(document: dict[str, Any], template: Any) -> Snapshot:
-    """The snapshot of a parsed state file (after `decode_config` accepted it).
-
-    Args:
-      document: the parsed state file.
-      template: a state of the trial's algorithm with the right layout (e.g. a fresh ``init``).
-
-    Raises:
-      ValueError: the stored state does not match the template's layout.
-    """
-    return Snapshot(
-        key=jax.random.wrap_key_data(jnp.asarray(_decode_array(document["key"]))),
-        state=_decode_state(document["state"], template),
-        actions=tuple(int(a) for a in _decode_array(document["actions"])),
-        pending=document["pending_arm"],
-        windows=tuple((int(c), Fraction(s)) for c, s in document["windows"]),
-    )
+        Args:
+          snap: the new snapshot, if outcomes were applied.
+          issue: new (participant, arm) assignments.
+          hold: (participant, outcome) pairs received ahead of an earlier participant's.
+          release: participants whose held outcomes were applied (cleared).
+          fsync: False to commit without waiting for the disk (assignments only).
+        """
+        db = self._db
+        if not fsync and self._synchronous == "FULL":
+            db.execute("PRAGMA synchronous=NORMAL")
+            try:
+                self.write(snap, issue, hold, release)
+            finally:
+                db.execute("PRAGMA synchronous=FULL")
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany("INSERT INTO assignments VALUES (?, ?, NULL)", issue)
+            db.executemany(
+                "UPDATE assignments SET outcome = ? WHERE participant = ?",
+                ((float(z).hex(), p) for p, z in hold),
+            )
+            db.executemany(
+                "UPDATE assignments SET outcome = NULL WHERE participant = ?",
+                ((p,) for p in release),
+            )
+            if snap is not None:
+                db.execute(
+                    "UPDATE snapshot SET samples = ?, data = ?, windows = ?", _snapshot_row(snap)
+                )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise

@@ -1,7 +1,8 @@
 """`Trial`: a durable, validated ask/tell trial around one registered algorithm.
 
-The package docstring (`jaxbai.trial`) describes durability, validation and publication; the
-state file's layout and the lock live in `jaxbai.trial._store`.
+The package docstring (`jaxbai.trial`) describes durability, cohorts, validation and
+publication; the store's layout and the lock live in `jaxbai.trial._store`, the releases in
+`jaxbai.trial._release`.
 
 Example:
   >>> import os, tempfile
@@ -14,85 +15,48 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import json
 import math
 import os
 import secrets
-from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
+import jaxbai.trial._store as _store
+import jaxbai.trial.secure_noise as secure_noise
 from jaxbai.base import Algorithm
-from jaxbai.registry import ALGORITHMS
-from jaxbai.trial import _store, secure_noise
+from jaxbai.trial._algorithm import build, check_config, compiled
 from jaxbai.trial._config import (
-    NOISE_MODES,
     PUBLICATION_FORMAT,
     SCHEMA_VERSION,
     Snapshot,
     TrialConfig,
     TrialStatus,
 )
+from jaxbai.trial._release import Releaser, add_to_window
+from jaxbai.trial.discrete_noise import RandBits
 
 __all__ = ["Trial"]
 
+_PLAN_LENGTHS = (256, 4096, 65536, 1 << 20)
+"""Lengths `Trial.next_batch` plans with, shortest first (each compiles once per process); a
+cohort holds at most the last one."""
 
-# ------------------------------------------------------------------------------ algorithm glue
-class _Functions(NamedTuple):
-    select: Callable[..., Any]
-    stopping: Callable[..., Any]
-    pending_release: Callable[..., Any]
-    update: Callable[..., Any]
-
-
-@functools.cache
-def _compiled(alg: Algorithm) -> _Functions:
-    """Jitted ask/tell functions of ``alg``, shared by every trial of this process."""
-    return _Functions(
-        jax.jit(alg.select),
-        jax.jit(alg.stopping),
-        jax.jit(alg.pending_release),
-        jax.jit(alg.update),
-    )
+_split = jax.jit(jax.random.split)
+"""`jax.random.split`, dispatched as one compiled call (the same keys, a quarter of the cost)."""
 
 
-def _build(config: TrialConfig) -> tuple[Algorithm, Any]:
-    """The algorithm (built by its registry entry) and its numeric parameters."""
-    alg = ALGORITHMS.get_entry(config.algorithm)(**config.options)
-    if not alg.private_epsilon:
-        return alg, alg.params(delta=config.delta)
-    return alg, alg.params(epsilon=config.epsilon, delta=config.delta)
-
-
-def _check_config(config: TrialConfig) -> None:
-    entry = ALGORITHMS.get_entry(config.algorithm)
-    if config.noise not in NOISE_MODES:
-        raise ValueError(f"noise must be one of {NOISE_MODES}, got {config.noise!r}")
-    try:
-        json.dumps(config.options, allow_nan=False)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"algorithm options must be plain JSON values: {err}") from err
-    if not entry.takes_epsilon:
-        if config.epsilon is not None:
-            raise ValueError(f"{config.algorithm} is not private: pass epsilon=None")
-    elif config.epsilon is None or not (math.isfinite(config.epsilon) and config.epsilon > 0):
-        raise ValueError(f"a real trial needs a finite epsilon > 0, got {config.epsilon!r}")
-    if config.clip and entry.participant_mechanism is not None:
-        raise ValueError(
-            "a local-DP trial never sees raw rewards: participants clip on their device "
-            "(privatize_locally(..., clip=True))"
-        )
-
-
+# ------------------------------------------------------------------------------ helpers
 def _first_key(seed: int | None) -> jax.Array:
     return jax.random.key(secrets.randbits(32) if seed is None else seed)
+
+
+def _is_index(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, np.integer))
 
 
 # ------------------------------------------------------------------------------ the trial
@@ -100,31 +64,28 @@ class Trial:
     """A durable, validated ask/tell trial around one algorithm; see `jaxbai.trial`.
 
     Build one with `Trial.create` or `Trial.open`, not the constructor. A trial holds an
-    exclusive lock on its file until `close` (or the end of a ``with`` block).
+    exclusive lock on its store until `close` (or the end of a ``with`` block).
+
+    Participants are numbered by sample index: participant p is the (p+1)-th sample, whose arm
+    is ``publish()["actions"][p]``. Outcomes are applied in participant order, whatever order
+    they arrive in (`record`).
 
     Randomness: the JAX key ``k0 = jax.random.key(seed)`` is split once into
-    ``(k_init, k)`` for ``init``; every `record` then splits ``k, k_update = split(k)`` and
-    passes ``k_update`` to ``update``. In ``"secure"`` mode the curator's Laplace noise does
-    not come from these keys but from the ``uniform`` source (the CSPRNG unless a test injects
-    another).
+    ``(k_init, k)`` for ``init``; every applied outcome then splits ``k, k_update = split(k)``
+    and passes ``k_update`` to ``update``. Releases (global DP) use the CSPRNG (``"secure"``)
+    or a generator seeded by ``fold_in(k_update, 1)`` (``"prng"``).
     """
 
-    def __init__(
-        self,
-        path: Path,
-        lock_fd: int,
-        config: TrialConfig,
-        snap: Snapshot,
-        uniform: secure_noise.Uniform | None,
-    ) -> None:
-        self._path = path
+    def __init__(self, lock_fd: int, store: _store.Store, randbits: RandBits | None) -> None:
         self._lock_fd: int | None = lock_fd
-        self._config = config
-        self._snap = snap
-        self._alg, self._params = _build(config)
-        self._uniform = secure_noise.secure_uniform if uniform is None else uniform
-        self._injected = uniform is not None
-        self._fns = _compiled(self._alg)
+        self._store = store
+        self._config = store.config
+        self._alg, self._params = build(self._config)
+        self._releaser = Releaser(self._config, self._alg, randbits)
+        self._fns = compiled(self._alg)
+        template = self._alg.init(jax.random.key(0), self._params, self._config.num_arms)
+        self._snap = store.snapshot(template)
+        self._issued, self._held = store.issued(self._snap.samples)
 
     # --- construction ------------------------------------------------------------------------
     @classmethod
@@ -139,23 +100,26 @@ class Trial:
         *,
         clip: bool = False,
         noise: str = "secure",
-        uniform: secure_noise.Uniform | None = None,
+        outcomes: str = "unit",
+        randbits: RandBits | None = None,
         **options: Any,
     ) -> Trial:
-        """Creates a new trial file (mode 0600) and opens it.
+        """Creates a new trial store (mode 0600) and opens it.
 
         Args:
-          path: the state file to create; it must not exist.
+          path: the store to create; it must not exist.
           algorithm: registry name, a key of `jaxbai.registry.ALGORITHMS`.
           num_arms: K ≥ 2.
           epsilon: ε, finite and > 0 (``None`` for an algorithm that takes none: ``ttucb``).
           delta: δ in (0, 1).
           seed: seed of the JAX key (tie-breaking priorities; all noise in ``"prng"`` mode);
             ``None`` draws one from the CSPRNG.
-          clip: clip raw rewards into [0, 1] instead of rejecting them (global DP and
-            ``ttucb``; local-DP participants clip on their device).
+          clip: clip raw rewards into [0, 1] instead of rejecting them (``outcomes="unit"``,
+            global DP and non-private algorithms; local-DP participants clip on their device).
           noise: ``"secure"`` (real trials) or ``"prng"`` (rehearsals); see `NOISE_MODES`.
-          uniform: source of doubles in (0, 1) for the secure samplers; tests only.
+          outcomes: ``"unit"`` (rewards in [0, 1]) or ``"binary"`` (0 or 1: exact releases);
+            see `OUTCOMES`.
+          randbits: source of fair bits for the releases in ``"secure"`` mode; tests only.
           **options: factory options, e.g. ``threshold="heuristic"``.
 
         Returns:
@@ -163,6 +127,7 @@ class Trial:
 
         Raises:
           ValueError: an invalid configuration, or an unknown algorithm or option.
+          RuntimeError: a real global-DP trial without OpenDP installed.
           FileExistsError: ``path`` exists.
         """
         config = TrialConfig(
@@ -173,40 +138,36 @@ class Trial:
             delta=float(delta),
             clip=bool(clip),
             noise=noise,
+            outcomes=outcomes,
         )
-        _check_config(config)
-        alg, params = _build(config)
+        check_config(config)
+        alg, params = build(config)
+        Releaser(config, alg, randbits)  # fails now, not at the first release
         key_init, key = jax.random.split(_first_key(seed))
         state = alg.init(key_init, params, config.num_arms)
-        secure_release = alg.privacy == "global" and config.noise == "secure"
-        windows = ((0, Fraction(0)),) * config.num_arms if secure_release else ()
-        snap = Snapshot(key, state, (), None, windows)
+        windows = ((0, Fraction(0)),) * config.num_arms if alg.privacy == "global" else ()
         path = Path(path)
         lock_fd = _store.lock(path)
         try:
             sensitive = alg.privacy != "local"
-            _store.atomic_write(path, _store.encode(config, snap, sensitive), exclusive=True)
-            return cls(path, lock_fd, config, snap, uniform)
+            snap = Snapshot(key, state, 0, windows)
+            return cls(lock_fd, _store.Store.create(path, config, sensitive, snap), randbits)
         except BaseException:
             os.close(lock_fd)
             raise
 
     @classmethod
-    def open(
-        cls,
-        path: str | os.PathLike[str],
-        *,
-        uniform: secure_noise.Uniform | None = None,
-    ) -> Trial:
-        """Opens an existing trial where it stopped.
+    def open(cls, path: str | os.PathLike[str], *, randbits: RandBits | None = None) -> Trial:
+        """Opens an existing trial where it stopped (migrating a schema-1 state file).
 
         Args:
-          path: the state file.
-          uniform: source of doubles in (0, 1) for the secure samplers; tests only.
+          path: the store.
+          randbits: source of fair bits for the releases in ``"secure"`` mode; tests only.
 
         Raises:
           FileNotFoundError: no such file.
-          ValueError: not a trial file, or an unsupported schema version.
+          ValueError: not a trial store, an unsupported schema version, or a schema-1 file
+            that cannot be migrated.
           RuntimeError: another process has the trial open.
         """
         path = Path(path)
@@ -214,20 +175,20 @@ class Trial:
             raise FileNotFoundError(f"no trial at {path}")
         lock_fd = _store.lock(path)
         try:
-            _store.remove_stale_temporaries(path)
-            document = json.loads(path.read_bytes())
-            config = _store.decode_config(document)
-            alg, params = _build(config)
-            template = alg.init(jax.random.key(0), params, config.num_arms)
-            snap = _store.decode_snapshot(document, template)
-            return cls(path, lock_fd, config, snap, uniform)
+            store = _store.Store.open(path)
+            try:
+                return cls(lock_fd, store, randbits)
+            except BaseException:
+                store.close()
+                raise
         except BaseException:
             os.close(lock_fd)
             raise
 
     def close(self) -> None:
-        """Releases the lock; the file is always up to date, so nothing else is needed."""
+        """Releases the lock; every record is already durable, so nothing else is needed."""
         if self._lock_fd is not None:
+            self._store.close()
             os.close(self._lock_fd)
             self._lock_fd = None
 
@@ -240,8 +201,8 @@ class Trial:
     # --- properties ---------------------------------------------------------------------------
     @property
     def path(self) -> Path:
-        """The state file."""
-        return self._path
+        """The store."""
+        return self._store.path
 
     @property
     def config(self) -> TrialConfig:
@@ -258,112 +219,185 @@ class Trial:
         """γ of the participants' mechanism (``alg.mechanism_gamma``; ``gauss_ldp_tt``) or None."""
         return self._alg.mechanism_gamma
 
-    # --- ask/tell -----------------------------------------------------------------------------
+    # --- assignments --------------------------------------------------------------------------
     def _stopping(self) -> tuple[bool, int]:
         stop, recommendation = self._fns.stopping(self._snap.state, self._params)
         return bool(stop), int(recommendation)
+
+    def _open_assignments(self) -> list[tuple[int, int]]:
+        return [(p, arm) for p, arm in self._issued.items() if p not in self._held]
+
+    def _check_running(self) -> None:
+        if self._stopping()[0]:
+            raise RuntimeError("the trial has stopped: see status() and publish()")
+
+    def _write(self, *args: Any, **changes: Any) -> None:
+        if self._lock_fd is None:
+            raise RuntimeError("the trial is closed")
+        self._store.write(*args, **changes)
+
+    def _issue(self, assignments: list[tuple[int, int]]) -> None:
+        self._write(issue=assignments, fsync=False)  # reissued identically if lost
+        self._issued.update(assignments)
 
     def next_arm(self) -> int:
         """The arm for the next participant; the same arm again until it is recorded.
 
         Raises:
-          RuntimeError: the trial has stopped (see `status` and `publish`).
+          RuntimeError: the trial has stopped (see `status` and `publish`), or a cohort of
+            several assignments is open (record those first).
         """
-        if self._snap.pending is not None:
-            return self._snap.pending
-        if self._stopping()[0]:
-            raise RuntimeError("the trial has stopped: see status() and publish()")
+        if len(self._issued) == 1:
+            return next(iter(self._issued.values()))
+        if self._issued:
+            raise RuntimeError(
+                f"{len(self._open_assignments())} assignments of a cohort are open: record their "
+                "outcomes with record(..., participant=p) first (next_batch() lists them)"
+            )
+        self._check_running()
         arm = int(self._fns.select(self._snap.state, self._params))
-        self._commit(dataclasses.replace(self._snap, pending=arm))
+        self._issue([(self._snap.samples, arm)])
         return arm
 
-    def record(self, arm: int, reward: float) -> None:
-        """Records the observation for the arm `next_arm` issued, and saves the trial.
+    def next_batch(self, max_size: int | None = None) -> list[tuple[int, int]]:
+        """A cohort: (participant, arm) pairs up to the next episode end (Appendix H).
 
-        For local-DP algorithms ``reward`` is the participant's privatised value
+        The arms up to the next episode end of an episodic algorithm do not depend on any
+        outcome in between (``alg.plan``, docs/semantics.md §19), so a cohort can be enrolled at
+        once and its outcomes recorded in any order (`record` with ``participant=``), with
+        exactly the state, releases and publication of recording them one by one. While a
+        cohort is open this returns its assignments still awaiting an outcome, never new ones.
+
+        Args:
+          max_size: at most this many assignments (``None``: up to the episode end; a cohort
+            never exceeds 2^20).
+
+        Returns:
+          (participant, arm) pairs in plan order.
+
+        Raises:
+          ValueError: a fully sequential algorithm (use `next_arm`), or a bad ``max_size``.
+          RuntimeError: the trial has stopped.
+        """
+        if not self._alg.episodic:
+            raise ValueError(
+                f"{self._config.algorithm} is fully sequential: each assignment needs the "
+                "previous outcome, so it has no cohorts; use next_arm()"
+            )
+        if max_size is not None and (not _is_index(max_size) or max_size < 1):
+            raise ValueError(f"max_size must be a positive integer or None, got {max_size!r}")
+        if self._issued:
+            return self._open_assignments()
+        self._check_running()
+        limit = math.inf if max_size is None else int(max_size)
+        for length in _PLAN_LENGTHS:
+            arms, planned = self._fns.plan(self._snap.state, self._params, length)
+            planned = int(planned)
+            if planned < length or length >= limit:
+                break
+        arms = np.asarray(arms)[: min(planned, limit)].tolist()
+        batch = [(self._snap.samples + i, arm) for i, arm in enumerate(arms)]
+        self._issue(batch)
+        return batch
+
+    # --- outcomes -----------------------------------------------------------------------------
+    def _participant(self, participant: int | None) -> int:
+        if participant is None:
+            if len(self._issued) == 1:
+                return next(iter(self._issued))
+            if not self._issued:
+                raise ValueError(
+                    "no open request: call next_arm() first; each request takes exactly one record"
+                )
+            raise ValueError(
+                f"{len(self._issued) - len(self._held)} assignments are open: say whose outcome "
+                "this is (participant=)"
+            )
+        if not _is_index(participant):
+            raise ValueError(f"participant must be an integer id, got {participant!r}")
+        if 0 <= participant < self._snap.samples or participant in self._held:
+            raise ValueError(f"participant {participant}'s outcome is already recorded")
+        if participant not in self._issued:
+            raise ValueError(f"participant {participant} has no open assignment")
+        return int(participant)
+
+    def record(self, arm: int, reward: float, participant: int | None = None) -> None:
+        """Records a participant's outcome, and saves the trial.
+
+        Outcomes are applied in participant order: one that arrives before an earlier
+        participant's is held durably until that one arrives. For local-DP algorithms
+        ``reward`` is the participant's privatised value
         (`jaxbai.trial.secure_noise.privatize_locally`); otherwise it is the raw reward.
         Invalid input raises before anything changes, in memory or on disk.
 
         Args:
-          arm: the arm `next_arm` returned.
+          arm: the arm the participant was assigned.
           reward: the (privatised, for local DP) observation.
+          participant: the participant's id (from `next_batch`); may be omitted when one
+            assignment is open (`next_arm`).
 
         Raises:
-          ValueError: no open request (nothing issued, or already recorded), a different arm,
-            a non-finite reward, a reward outside [0, 1] when the algorithm's privacy needs
-            [0, 1] (and ``clip`` is off), or a non-bit for randomised response.
+          ValueError: no such open assignment (nothing issued, or already recorded), several
+            open and no ``participant``, a different arm, a non-finite reward, a reward outside
+            [0, 1] when the algorithm's privacy needs [0, 1] (and ``clip`` is off), or not 0 or
+            1 for binary outcomes and randomised response.
         """
-        pending = self._snap.pending
-        if pending is None:
-            raise ValueError(
-                "no open request: call next_arm() first; each request takes exactly one record"
-            )
-        if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)) or arm != pending:
-            raise ValueError(f"arm {arm!r} is not the arm next_arm() issued ({pending})")
+        p = self._participant(participant)
+        assigned = self._issued[p]
+        if not _is_index(arm) or arm != assigned:
+            raise ValueError(f"arm {arm!r} is not the arm issued to participant {p} ({assigned})")
         z = self._observation(reward)
-        self._commit(self._advance(pending, z))
+        if p != self._snap.samples:
+            self._write(hold=[(p, z)])
+            self._held[p] = z
+            return
+        snap, applied = self._snap, []
+        while True:
+            snap = self._advance(snap, self._issued[p], z)
+            applied.append(p)
+            if p + 1 not in self._held:
+                break
+            p += 1
+            z = self._held[p]
+        self._write(snap, release=applied[1:])
+        self._snap = snap
+        for q in applied:
+            del self._issued[q]
+            self._held.pop(q, None)
 
     def _observation(self, reward: float) -> float:
         mechanism = self._alg.local_mechanism
-        if mechanism == "randomised_response":
+        if mechanism == "randomised_response" or self._config.outcomes == "binary":
             z = secure_noise.finite_reward(reward)
             if z not in (0.0, 1.0):
-                raise ValueError(
-                    f"{self._config.algorithm} records randomised-response bits (0 or 1) made on "
-                    f"the participant's device by privatize_locally, got {z!r}"
+                what = (
+                    "binary outcomes"
+                    if mechanism is None
+                    else "randomised-response bits made on the participant's device by "
+                    "privatize_locally"
                 )
+                raise ValueError(f"{self._config.algorithm} records {what} (0 or 1), got {z!r}")
             return z
         # Another participant-side mechanism (Gaussian) outputs any real: only finiteness holds.
         if mechanism is not None or not (self._alg.unit_interval or self._config.clip):
             return secure_noise.finite_reward(reward)
         return secure_noise.unit_reward(reward, self._config.clip)
 
-    def _advance(self, arm: int, z: float) -> Snapshot:
-        """The snapshot after recording ``z`` for ``arm`` (pure: nothing is saved)."""
-        snap = self._snap
-        key, key_update = jax.random.split(snap.key)
+    def _advance(self, snap: Snapshot, arm: int, z: float) -> Snapshot:
+        """The snapshot after applying ``z`` for ``arm`` (pure but for the release's noise)."""
+        key, key_update = _split(snap.key)
         release = None
         windows = snap.windows
         if windows:
-            windows = _add_to_window(windows, arm, z)
-            release, windows = self._release(arm, z, windows)
-        state = self._fns.update(
-            key_update, snap.state, jnp.int32(arm), jnp.float32(z), self._params, release
-        )
-        return Snapshot(key, state, (*snap.actions, arm), None, windows)
-
-    def _release(
-        self, arm: int, z: float, windows: tuple[tuple[int, Fraction], ...]
-    ) -> tuple[jax.Array, tuple[tuple[int, Fraction], ...]]:
-        """Snapped noisy means for the arms this update releases (NaN elsewhere: unused)."""
-        due, _, counts = self._fns.pending_release(
-            self._snap.state, jnp.int32(arm), jnp.float32(z), self._params
-        )
-        release = np.full(self._config.num_arms, np.nan)
-        if not bool(due):
-            return jnp.asarray(release, jnp.float32), windows
-        updated = list(windows)
-        for a, count in enumerate(np.asarray(counts).tolist()):
-            if count == 0:
-                continue
-            held, total = windows[a]
-            if held != count:
-                raise RuntimeError(
-                    f"the algorithm would release a mean of {count} samples of arm {a}, but the "
-                    f"trial holds {held} unreleased ones: refusing an unaccounted release"
-                )
-            release[a] = secure_noise.release_mean(
-                total, count, self._config.epsilon, self._uniform
+            windows = add_to_window(windows, arm, z)
+            pending = functools.partial(self._fns.pending_release, params=self._params)
+            release, windows = self._releaser.release(
+                pending, snap.state, arm, z, windows, key_update
             )
-            updated[a] = (0, Fraction(0))
-        return jnp.asarray(release, jnp.float32), tuple(updated)
-
-    def _commit(self, snap: Snapshot) -> None:
-        if self._lock_fd is None:
-            raise RuntimeError("the trial is closed")
-        sensitive = self._alg.privacy != "local"
-        _store.atomic_write(self._path, _store.encode(self._config, snap, sensitive))
-        self._snap = snap
+        state = self._fns.update(
+            key_update, snap.state, np.int32(arm), np.float32(z), self._params, release
+        )
+        return Snapshot(key, state, snap.samples + 1, windows)
 
     # --- reporting ----------------------------------------------------------------------------
     def _noise(self) -> str:
@@ -372,14 +406,17 @@ class Trial:
             return f"participant-side {self._alg.local_mechanism}"
         if privacy == "none":
             return "none"
-        if self._config.noise == "prng":
-            return "laplace from the JAX PRNG (rehearsal only: not secret, not snapped)"
-        if self._injected:
-            return "snapped laplace from an injected uniform source (testing only)"
-        return "snapped laplace (Mironov 2012) from the operating system CSPRNG"
+        text = self._releaser.describe()
+        if self._store.migrated_at is not None:
+            text += f" (before sample {self._store.migrated_at}: snapped laplace, schema 1)"
+        return text
 
     def status(self) -> TrialStatus:
-        """Where the trial stands (for the curator; not for publication)."""
+        """Where the trial stands (for the curator; not for publication).
+
+        It lists every open assignment, so its cost grows with the open cohort: poll it per
+        cohort rather than per record.
+        """
         stopped, recommendation = self._stopping()
         return TrialStatus(
             algorithm=self._config.algorithm,
@@ -388,25 +425,32 @@ class Trial:
             epsilon=self._config.epsilon,
             delta=self._config.delta,
             gamma=self.gamma,
-            samples=len(self._snap.actions),
+            samples=self._snap.samples,
             stopped=stopped,
             recommendation=recommendation if stopped else None,
-            pending_arm=self._snap.pending,
+            pending_arm=next(iter(self._issued.values())) if len(self._issued) == 1 else None,
             clip=self._config.clip,
             noise=self._noise(),
+            outcomes=self._config.outcomes,
+            open_assignments=tuple(self._open_assignments()),
+            held=len(self._held),
         )
 
     def publish(self) -> dict[str, Any]:
         """The public record: only the outputs Definition 8 protects, plus the configuration.
 
-        ``actions`` is the arm sequence a_1, …, a_n; once stopped, ``stopping_time`` is τ = n
-        and ``recommendation`` is â (both ``None`` before). No reward, mean, count or other
-        statistic of the data is included (the keys are exactly `PUBLISHED_FIELDS`).
+        ``actions`` is the arm sequence a_1, …, a_n of the recorded outcomes; once stopped,
+        ``stopping_time`` is τ = n and ``recommendation`` is â (both ``None`` before).
+        ``resolution`` (m, the grid 1/m of released sums) and ``release_epsilon`` (the
+        effective ε of each release, at most ε) describe the releases of global-DP trials
+        (``None`` otherwise). No reward, mean, count or other statistic of the data is
+        included (the keys are exactly `PUBLISHED_FIELDS`).
 
         Returns:
           A JSON-serialisable dict.
         """
         stopped, recommendation = self._stopping()
+        samples = self._snap.samples
         return {
             "format": PUBLICATION_FORMAT,
             "schema_version": SCHEMA_VERSION,
@@ -419,15 +463,11 @@ class Trial:
             "gamma": self.gamma,
             "clip": self._config.clip,
             "noise": self._noise(),
-            "actions": list(self._snap.actions),
+            "outcomes": self._config.outcomes,
+            "resolution": self._releaser.resolution,
+            "release_epsilon": self._releaser.epsilon,
+            "actions": self._store.actions(samples),
             "stopped": stopped,
-            "stopping_time": len(self._snap.actions) if stopped else None,
+            "stopping_time": samples if stopped else None,
             "recommendation": recommendation if stopped else None,
         }
-
-
-def _add_to_window(
-    windows: tuple[tuple[int, Fraction], ...], arm: int, z: float
-) -> tuple[tuple[int, Fraction], ...]:
-    count, total = windows[arm]
-    return (*windows[:arm], (count + 1, total + Fraction(z)), *windows[arm + 1 :])

@@ -1,7 +1,9 @@
 """The command line of real trials, ``python -m jaxbai.trial``; the README shows a session.
 
-Subcommands: ``create``, ``next``, ``record``, ``status``, ``publish`` (the curator's side) and
-``privatize`` (the participant's side, for local-DP trials).
+Subcommands: ``create``, ``next``, ``next-batch``, ``record``, ``status``, ``publish`` (the
+curator's side) and ``privatize`` (the participant's side, for local-DP trials). ``next-batch``
+prints a cohort, one ``participant arm`` line per assignment; ``record --participant P`` records
+participant P's outcome, in any order.
 
 Example:
   >>> import contextlib, io, os, tempfile
@@ -21,13 +23,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+import jaxbai.trial.secure_noise as secure_noise
 from jaxbai.registry import ALGORITHMS
-from jaxbai.trial import secure_noise
-from jaxbai.trial._config import NOISE_MODES
+from jaxbai.trial._config import NOISE_MODES, OUTCOMES
 from jaxbai.trial._trial import Trial
 
 __all__ = ["main"]
@@ -58,6 +61,10 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--clip", action="store_true", help="clip rewards into [0, 1]")
     create.add_argument("--noise", choices=NOISE_MODES, default="secure")
     create.add_argument(
+        "--outcomes", choices=OUTCOMES, default="unit",
+        help="unit: rewards in [0, 1]; binary: 0 or 1, released exactly",
+    )  # fmt: skip
+    create.add_argument(
         "--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
         help="algorithm factory option, e.g. threshold=heuristic",
     )  # fmt: skip
@@ -67,16 +74,26 @@ def _parser() -> argparse.ArgumentParser:
         ("publish", "print the public record (JSON)"),
     ):
         commands.add_parser(name, help=text).add_argument("path")
-    record = commands.add_parser("record", help="record the observation for the issued arm")
+    batch = commands.add_parser("next-batch", help="print a cohort: 'participant arm' lines")
+    batch.add_argument("path")
+    batch.add_argument("--max-size", type=int, help="at most this many assignments")
+    record = commands.add_parser("record", help="record a participant's outcome")
     record.add_argument("path")
     record.add_argument("arm", type=int)
     record.add_argument("reward", type=float)
+    record.add_argument("--participant", type=int, help="whose outcome (from next-batch)")
     privatize = commands.add_parser("privatize", help="participant side: privatise a reward")
     privatize.add_argument("reward", type=float)
     privatize.add_argument("--epsilon", type=float, required=True)
     privatize.add_argument("--gamma", type=float, help="Gaussian mechanism (gauss_ldp_tt)")
     privatize.add_argument("--clip", action="store_true")
     return parser
+
+
+def _dump(record: dict[str, Any]) -> str:
+    """JSON with one top-level field per line (lists such as ``actions`` stay on theirs)."""
+    fields = (f" {json.dumps(name)}: {json.dumps(value)}" for name, value in record.items())
+    return "{\n" + ",\n".join(fields) + "\n}"
 
 
 def _run(args: argparse.Namespace) -> str:
@@ -88,22 +105,25 @@ def _run(args: argparse.Namespace) -> str:
     if args.command == "create":
         with Trial.create(
             args.path, args.algorithm, args.arms, args.epsilon, args.delta, args.seed,
-            clip=args.clip, noise=args.noise, **dict(args.option),
+            clip=args.clip, noise=args.noise, outcomes=args.outcomes, **dict(args.option),
         ) as trial:  # fmt: skip
-            return json.dumps(dataclasses.asdict(trial.status()), indent=1)
+            return _dump(dataclasses.asdict(trial.status()))
     with Trial.open(args.path) as trial:
         if args.command == "next":
             return str(trial.next_arm())
+        if args.command == "next-batch":
+            batch = trial.next_batch(args.max_size)
+            return "\n".join(f"{participant} {arm}" for participant, arm in batch)
         if args.command == "record":
-            trial.record(args.arm, args.reward)
-            return json.dumps(dataclasses.asdict(trial.status()), indent=1)
+            trial.record(args.arm, args.reward, participant=args.participant)
+            return _dump(dataclasses.asdict(trial.status()))
         if args.command == "status":
-            return json.dumps(dataclasses.asdict(trial.status()), indent=1)
-        return json.dumps(trial.publish(), indent=1)
+            return _dump(dataclasses.asdict(trial.status()))
+        return _dump(trial.publish())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point: ``python -m jaxbai.trial {create,next,record,status,publish}``.
+    """Command-line entry point: ``python -m jaxbai.trial {create,next,next-batch,record,…}``.
 
     Returns:
       The exit status: 0, or 1 after printing the error.
@@ -111,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         print(_run(args))
-    except (ValueError, RuntimeError, OSError) as err:
+    except (ValueError, RuntimeError, OSError, sqlite3.Error) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     return 0

@@ -14,8 +14,11 @@ A real trial (`jaxbai.trial`) draws it here instead, from the operating system's
   two ≥ λ) and clamp again. Mironov's Theorem 1 states that, for a sensitivity-1 input in double
   precision and λ < B < 2^46 λ, the output is (1/λ + 2^-49 B/λ)-DP; :func:`snapping_scale`
   inverts that bound so the *effective* ε never exceeds the target.
-* :func:`release_mean` is the DAF / DP-SE release (Alg. 5, line 7): the mean of ``count`` rewards in
-  [0, 1] made ε-DP by snapping their (exactly accumulated) sum.
+* :func:`release_mean` is a snapped release of the mean of ``count`` rewards in [0, 1] (Alg. 5,
+  line 7), ε-DP by snapping their (exactly accumulated) sum; its rounding to multiples of Λ ≥ λ is
+  as large as the noise. Trials of schema 1 released with it; trials now release with the exact
+  discrete Laplace of `jaxbai.trial.discrete_noise` (no rounding for binary outcomes, a grid of
+  at most 1 % of the noise scale otherwise).
 * :func:`secure_randomised_response` (CTB, Alg. 4 / Lemma 12) and :func:`secure_gaussian_mechanism`
   (Alg. 8) are the local mechanisms (the host-side, CSPRNG counterparts of
   `jaxbai.mechanisms.randomized_response` and `jaxbai.mechanisms.gaussian_mechanism`), and

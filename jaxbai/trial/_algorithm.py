@@ -1,0 +1,78 @@
+"""The trial's view of an algorithm: its registry entry, parameters and jitted ask/tell.
+
+Example:
+  >>> config = TrialConfig("adap_tt", {}, 3, 1.0, 0.05, clip=False, noise="prng")
+  >>> check_config(config)
+  >>> alg, params = build(config)
+  >>> alg.privacy, alg.episodic
+  ('global', True)
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+
+from jaxbai.base import Algorithm
+from jaxbai.registry import ALGORITHMS
+from jaxbai.trial._config import NOISE_MODES, OUTCOMES, TrialConfig
+
+__all__ = ["build", "check_config", "compiled"]
+
+
+class _Functions(NamedTuple):
+    select: Callable[..., Any]
+    stopping: Callable[..., Any]
+    pending_release: Callable[..., Any]
+    update: Callable[..., Any]
+    plan: Callable[..., Any]
+
+
+@functools.cache
+def compiled(alg: Algorithm) -> _Functions:
+    """Jitted ask/tell functions of ``alg``, shared by every trial of this process."""
+    return _Functions(
+        jax.jit(alg.select),
+        jax.jit(alg.stopping),
+        jax.jit(alg.pending_release),
+        jax.jit(alg.update),
+        jax.jit(alg.plan, static_argnums=2),
+    )
+
+
+def build(config: TrialConfig) -> tuple[Algorithm, Any]:
+    """The algorithm (built by its registry entry) and its numeric parameters."""
+    alg = ALGORITHMS.get_entry(config.algorithm)(**config.options)
+    if not alg.private_epsilon:
+        return alg, alg.params(delta=config.delta)
+    return alg, alg.params(epsilon=config.epsilon, delta=config.delta)
+
+
+def check_config(config: TrialConfig) -> None:
+    """ValueError for a configuration no trial may run (before anything is created)."""
+    entry = ALGORITHMS.get_entry(config.algorithm)
+    if config.noise not in NOISE_MODES:
+        raise ValueError(f"noise must be one of {NOISE_MODES}, got {config.noise!r}")
+    if config.outcomes not in OUTCOMES:
+        raise ValueError(f"outcomes must be one of {OUTCOMES}, got {config.outcomes!r}")
+    try:
+        json.dumps(config.options, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"algorithm options must be plain JSON values: {err}") from err
+    if not entry.takes_epsilon:
+        if config.epsilon is not None:
+            raise ValueError(f"{config.algorithm} is not private: pass epsilon=None")
+    elif config.epsilon is None or not (math.isfinite(config.epsilon) and config.epsilon > 0):
+        raise ValueError(f"a real trial needs a finite epsilon > 0, got {config.epsilon!r}")
+    if entry.participant_mechanism is not None and (config.clip or config.outcomes != "unit"):
+        raise ValueError(
+            "a local-DP trial never sees raw rewards: participants clip (and check) them on their "
+            "device (privatize_locally(..., clip=True))"
+        )
+    if config.clip and config.outcomes == "binary":
+        raise ValueError("binary outcomes are 0 or 1: clip applies to outcomes='unit' only")

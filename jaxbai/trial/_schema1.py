@@ -1,0 +1,85 @@
+"""Reading the schema-1 state file (one JSON document), for migration to the current store.
+
+Schema 1 kept the whole trial in one JSON document (``format``, ``schema_version``,
+``sensitive``, ``config``, ``key``, ``state``, ``actions``, ``pending_arm``, ``windows``), arrays
+as dtype, shape and base64 bytes, floats of the configuration as hexadecimal strings, exact sums
+as fractions, and was rewritten whole after every change. Its noise was the snapping mechanism;
+after migration the trial's later releases use the discrete Laplace of
+`jaxbai.trial.discrete_noise`, each still ε-DP (the publication says from which sample on).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from fractions import Fraction
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxbai.registry import ALGORITHMS
+from jaxbai.trial._config import STATE_FORMAT, Snapshot, TrialConfig
+
+__all__ = ["read"]
+
+
+def _array(entry: dict[str, Any]) -> np.ndarray:
+    raw = base64.b64decode(entry["data"])
+    return np.frombuffer(raw, dtype=np.dtype(entry["dtype"])).reshape(entry["shape"]).copy()
+
+
+def _float(x: str | None) -> float | None:
+    return None if x is None else float.fromhex(x)
+
+
+def read(
+    data: bytes,
+) -> tuple[TrialConfig, bool, Snapshot, list[int], int | None]:
+    """Decodes a schema-1 state file.
+
+    Returns:
+      (configuration, sensitive, snapshot, actions, pending arm); the snapshot's state is the
+      list of the state's leaves, in order (the store checks their layout when it is opened).
+
+    Raises:
+      ValueError: not a schema-1 trial file, or a rehearsal (``noise="prng"``) of a global-DP
+        algorithm, which kept no exact sums of its open phases and so cannot continue with the
+        current release.
+    """
+    try:
+        document = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError("not a jaxbai trial store or state file") from err
+    if not isinstance(document, dict) or document.get("format") != STATE_FORMAT:
+        raise ValueError("not a jaxbai trial store or state file")
+    if document.get("schema_version") != 1:
+        raise ValueError(
+            f"unsupported trial schema version {document.get('schema_version')!r} in a JSON "
+            "state file (this jaxbai migrates version 1)"
+        )
+    raw = document["config"]
+    config = TrialConfig(
+        algorithm=raw["algorithm"],
+        options=raw["options"],
+        num_arms=raw["num_arms"],
+        epsilon=_float(raw["epsilon"]),
+        delta=_float(raw["delta"]),
+        clip=raw["clip"],
+        noise=raw["noise"],
+    )
+    windows = tuple((int(c), Fraction(s)) for c, s in document["windows"])
+    if not windows and ALGORITHMS.get_entry(config.algorithm).privacy == "global":
+        raise ValueError(
+            "this schema-1 rehearsal (noise='prng') of a global-DP algorithm cannot be migrated: "
+            "it kept no exact sums of its open phases; start a new rehearsal"
+        )
+    actions = [int(a) for a in _array(document["actions"])]
+    snap = Snapshot(
+        key=jax.random.wrap_key_data(jnp.asarray(_array(document["key"]))),
+        state=[_array(entry) for entry in document["state"]],
+        samples=len(actions),
+        windows=windows,
+    )
+    return config, bool(document["sensitive"]), snap, actions, document["pending_arm"]

@@ -1,0 +1,173 @@
+"""The trial store (jaxbai.trial._store): schema-1 migration, O(1) writes, stale temporaries.
+
+Schema-1 files are written here from the layout the schema-1 code wrote (one JSON document:
+arrays as dtype, shape and base64 bytes, floats of the configuration as hexadecimal strings,
+exact sums as fractions, ``json.dumps(..., sort_keys=True, indent=1)``).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import random
+import sqlite3
+import stat
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+
+from jaxbai.trial import Trial, _store
+
+
+@pytest.fixture
+def no_fsync(monkeypatch):
+    """For tests of decisions rather than durability: skip the (slow) fsyncs."""
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
+    monkeypatch.setattr(_store, "SYNCHRONOUS", "OFF")
+
+
+def reward(n: int, arm: int) -> float:
+    return ((7 * n + 3 * arm) % 11) / 10
+
+
+def drive(t: Trial, samples: int) -> None:
+    while t.status().samples < samples:
+        arm = t.next_arm()
+        t.record(arm, reward(t.status().samples, arm))
+
+
+def stored(path: Path) -> tuple[tuple, list]:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        snapshot = db.execute("SELECT samples, data, windows FROM snapshot").fetchone()
+        rows = db.execute("SELECT * FROM assignments ORDER BY participant").fetchall()
+    return snapshot, rows
+
+
+def schema1_bytes(t: Trial, noise: str | None = None) -> bytes:
+    """Trial ``t`` (one request open or none) as a schema-1 state file."""
+
+    def array(value) -> dict:
+        a = np.asarray(value)
+        data = base64.b64encode(a.tobytes()).decode("ascii")
+        return {"dtype": a.dtype.str, "shape": list(a.shape), "data": data}
+
+    c = t.config
+    hexed = lambda x: None if x is None else float(x).hex()  # noqa: E731
+    document = {
+        "format": "jaxbai-trial",
+        "schema_version": 1,
+        "sensitive": True,
+        "config": {
+            "algorithm": c.algorithm,
+            "options": c.options,
+            "num_arms": c.num_arms,
+            "epsilon": hexed(c.epsilon),
+            "delta": hexed(c.delta),
+            "clip": c.clip,
+            "noise": noise or c.noise,
+        },
+        "key": array(jax.random.key_data(t._snap.key)),
+        "state": [array(leaf) for leaf in jax.tree_util.tree_leaves(t._snap.state)],
+        "actions": array(np.asarray(t.publish()["actions"], np.int32)),
+        "pending_arm": t.status().pending_arm,
+        "windows": [] if noise == "prng" else [[n, str(s)] for n, s in t._snap.windows],
+    }
+    return (json.dumps(document, sort_keys=True, indent=1) + "\n").encode()
+
+
+def test_schema1_file_is_migrated_and_continues_exactly(tmp_path, no_fsync):
+    bits = random.Random(3)
+    original = Trial.create(
+        tmp_path / "new.trial", "adap_tt", 3, 0.5, 0.05, 9, randbits=bits.getrandbits
+    )
+    drive(original, 40)
+    pending = original.next_arm()
+    old = tmp_path / "old.trial"
+    old.write_bytes(schema1_bytes(original))
+    os.chmod(old, 0o600)
+    copy = random.Random()
+    copy.setstate(bits.getstate())
+    migrated = Trial.open(old, randbits=copy.getrandbits)
+    assert old.read_bytes()[:16] == b"SQLite format 3\x00"
+    assert stat.S_IMODE(old.stat().st_mode) == 0o600
+    assert migrated.status().pending_arm == pending
+    assert "before sample 40: snapped laplace, schema 1" in migrated.publish()["noise"]
+    for t in (original, migrated):
+        drive(t, 300)  # crosses several phase ends: releases from the migrated exact sums
+    first, second = original.publish(), migrated.publish()
+    assert {**first, "noise": None} == {**second, "noise": None}
+    original.close(), migrated.close()
+    assert stored(tmp_path / "new.trial") == stored(old)
+
+
+def test_schema1_files_that_cannot_continue_are_refused(tmp_path, no_fsync):
+    with Trial.create(tmp_path / "new.trial", "adap_tt", 3, 0.5, 0.05, 9, noise="prng") as t:
+        drive(t, 5)
+        rehearsal = schema1_bytes(t, noise="prng")
+    path = tmp_path / "old.trial"
+    path.write_bytes(rehearsal)
+    with pytest.raises(ValueError, match="cannot be migrated"):
+        Trial.open(path)
+    assert path.read_bytes() == rehearsal  # refused files are left as they were
+    with Trial.create(tmp_path / "ttucb.trial", "ttucb", 3, None, 0.05, 1, noise="prng") as t:
+        drive(t, 5)
+        plain = schema1_bytes(t, noise="prng")  # nothing to release: migrates
+    path.write_bytes(plain)
+    with Trial.open(path) as t:
+        assert t.status().samples == 5 and t.publish()["noise"] == "none"
+
+
+def wal_frames_per_record(t: Trial, records: int) -> float:
+    """Pages the log receives per applied outcome (one-by-one: issue, then record)."""
+    db = t._store._db
+    db.execute("PRAGMA wal_autocheckpoint=0")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    log = Path(f"{t.path}-wal")
+    assert log.stat().st_size == 0
+    drive(t, t.status().samples + records)
+    page = db.execute("PRAGMA page_size").fetchone()[0]
+    return (log.stat().st_size - 32) / (page + 24) / records  # 32-byte header, 24 per frame
+
+
+def test_record_io_does_not_grow_with_the_trial(tmp_path, no_fsync):
+    """Each record writes the same few pages at 300 and at 5 000 samples (the schema-1 file,
+    rewritten whole twice per record, grew by 4 bytes of actions per sample)."""
+    path = tmp_path / "t.trial"
+    with Trial.create(path, "adap_tt_global", 3, 0.05, 0.01, 0, noise="prng") as t:
+        drive(t, 300)
+        early = wal_frames_per_record(t, 100)
+        while t.status().samples < 5_000:  # cohorts: fast to grow the store
+            for p, arm in t.next_batch(max_size=5_000 - t.status().samples):
+                t.record(arm, reward(p, arm), participant=p)
+        late = wal_frames_per_record(t, 100)
+    # Two pages per sample (the assignment's leaf, the snapshot row), plus rare B-tree splits.
+    assert early <= 2.5 and late <= 2.5
+    assert late <= early * 1.1
+
+
+def test_stale_temporaries_are_removed_on_open(tmp_path):
+    path = tmp_path / "t.trial"
+    Trial.create(path, "ttucb", 3, None, 0.05, 0).close()
+    stale = [tmp_path / f".t.trial.x1{suffix}" for suffix in (".tmp", ".tmp-wal", ".tmp-shm")]
+    for name in stale:
+        name.write_bytes(b"partial")
+    Trial.open(path).close()
+    assert not any(name.exists() for name in stale)
+
+
+def test_bench_trial_reports_percentiles_per_checkpoint(tmp_path):
+    """``python -m experiments.bench --trial`` reaches the trial load benchmark (tiny sizes)."""
+    from experiments import bench
+
+    out = tmp_path / "trial.json"
+    argv = ["--trial", "--participants", "40", "--window", "5", "--out", str(out)]
+    assert bench.main(argv) == 0
+    report = json.loads(out.read_text())["load"]
+    assert report["40"]["samples"] == 40
+    for kind in ("one_by_one", "cohort_record"):
+        assert report["40"][kind]["n"] == 5
+        assert 0 < report["40"][kind]["p50_ms"] <= report["40"][kind]["p99_ms"]
