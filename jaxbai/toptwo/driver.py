@@ -142,16 +142,21 @@ class TopTwo:
     def _sampling_rule(
         self, state: TopTwoState, params: TopTwoParams
     ) -> tuple[jax.Array, jax.Array]:
-        """(leader, arm to pull) by β-tracking (Alg. 1, lines 8–10; docs/semantics.md §4)."""
+        """(leader, arm to pull) by β-tracking (Alg. 1, lines 8–10; docs/semantics.md §4).
+
+        Arm a, were it the leader B, would be pulled if N^a_a ≤ β (L_a + 1), else the
+        challenger C; the pull is that choice read at B (arm n during the first K pulls).
+        Reading it with one pick gives the arm as a single value, which the per-arm updates of
+        `step` then share instead of each recomputing the tracking test.
+        """
         leader = self.leader(state, params)
         challenger = self.challenger(self, state, leader, params)
         beta = self.tracking_beta(self, state, leader, challenger, params)
-        is_leader = one_hot(leader, state.means.shape[0])
-        leader_count = pick(state.leader_counts, is_leader) + 1
-        pull_leader = pick(state.leader_pulls, is_leader) <= beta * leader_count
-        arm = jnp.where(pull_leader, leader, challenger)
-        initial = state.n < state.counts.shape[0]
-        return leader, jnp.where(initial, state.n, arm).astype(jnp.int32)
+        num_arms = state.counts.shape[0]
+        tracked = state.leader_pulls <= beta * (state.leader_counts + 1)
+        choice = jnp.where(tracked, leader, challenger)
+        choice = jnp.where(state.n < num_arms, state.n, choice).astype(jnp.int32)
+        return leader, pick(choice, one_hot(leader, num_arms))
 
     def select(self, state: TopTwoState, params: TopTwoParams) -> jax.Array:
         """The arm to sample next (int32 scalar)."""
@@ -230,7 +235,7 @@ class TopTwo:
         best = argmax_random_ties(state.means, state.priority)
         mu_b, w_b = state.means, state.local_counts
         is_best = one_hot(best, num_arms)
-        mu_a, w_a = pick(state.means, is_best), pick(state.local_counts, is_best)
+        mu_a, w_a = jnp.max(state.means), pick(state.local_counts, is_best)  # μ̃_â = max μ̃
         cost = self.cost(mu_a, mu_b, w_a, w_b, params)
         threshold = self.threshold(mu_a, mu_b, w_a, w_b, state.n, num_arms, params)
         passed = (cost >= threshold) | is_best
@@ -252,8 +257,11 @@ class TopTwo:
         reward = inst.draw(u_reward, key, arm, state.n)  # index n: docs/semantics.md §21
         z = self.estimator.privatize(u_mechanism, reward, params)
         pulled = self._record(u_mechanism, key, state, leader, arm, z, params, None)
-        halted = state._replace(stopped=jnp.bool_(True), recommendation=best)
-        return tree_where(state.stopped, state, tree_where(stop, halted, pulled))
+        # One select per field: a run that stops now or has stopped keeps its state.
+        halt = state.stopped | stop
+        recommendation = jnp.where(state.stopped, state.recommendation, best)
+        halted = state._replace(stopped=halt, recommendation=recommendation)
+        return tree_where(halt, halted, pulled)
 
     def rounds(self, state: TopTwoState) -> jax.Array:
         """Rounds of adaptivity (Appendix H), as the estimator counts them; −1 if sequential."""
