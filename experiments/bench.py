@@ -5,6 +5,9 @@ W1: ``ttucb``, heuristic threshold, mu1, δ = 0.01, 4096 runs. Engine samples/s 
     (``pip install -e ".[bench]"``; skipped without numba).
 W2: ``adap_tt``, mu1, ε ∈ {0.01, 0.1, 1, 10, 100}, 200 runs each, one grid: wall time and
     efficiency Σ τ / executed lane-steps, against a plain vmap-until-all-stop.
+W4: ``adap_tt`` and ``adap_tt_star``, mu1, ε ∈ {0.01, 0.1, 1}, 200 runs each, one grid per
+    algorithm: samples/s with rewards drawn per sample and per episode (``draws``), the ratio,
+    and the two paths' mean τ and C (the same law, different draws).
 W3: W1 at 10⁵ runs on a GPU (``--device gpu``; ``bash experiments/gpu.sh`` runs W1–W3 and
     the paper preset's cost plan on a CUDA machine in one command).
 
@@ -39,6 +42,7 @@ __all__ = [
     "table",
     "w1",
     "w2",
+    "w4",
 ]
 
 
@@ -48,18 +52,21 @@ def _timed(fn: Any) -> tuple[Any, float]:
     return out, time.perf_counter() - start
 
 
-def engine_rate(alg: Any, jobs: Any, device: str) -> dict[str, float]:
+def engine_rate(alg: Any, jobs: Any, device: str, draws: str = "auto") -> dict[str, float]:
     """Samples/s of `run_grid` (after a warm-up that compiles the same program)."""
     from jaxbai import engine
 
-    engine.run_grid(alg, jobs, seed=1, device=device, max_chunks=1, chunk_steps=64)
-    res, wall = _timed(lambda: engine.run_grid(alg, jobs, seed=0, device=device))
+    options = {"device": device, "draws": draws}
+    engine.run_grid(alg, jobs, seed=1, max_chunks=1, chunk_steps=64, **options)
+    res, wall = _timed(lambda: engine.run_grid(alg, jobs, seed=0, **options))
     return {
         "samples": res.samples,
         "wall_s": wall,
         "samples_per_s": res.samples / wall,
         "efficiency": res.efficiency,
         "mean_tau": float(res.tau.mean()),
+        "mean_rounds": float(res.rounds.mean()),
+        "censored": int(res.censored.sum()),
     }
 
 
@@ -125,15 +132,34 @@ def w2(device: str, runs: int) -> dict[str, Any]:
     jobs = engine.grid_jobs(
         jaxbai.bernoulli(jaxbai.PAPER_INSTANCES["mu1"]), [0.01, 0.1, 1.0, 10.0, 100.0], 0.01, runs
     )
-    out: dict[str, Any] = {"engine": engine_rate(alg, jobs, device)}
-    engine.run_vmap(alg, jobs, max_samples=64)  # compiles the same program (budget is traced)
-    plain, wall = _timed(lambda: engine.run_vmap(alg, jobs))
+    out: dict[str, Any] = {"engine": engine_rate(alg, jobs, device, draws="per_sample")}
+    # compiles the same program (budget is traced)
+    engine.run_vmap(alg, jobs, max_samples=64, draws="per_sample")
+    plain, wall = _timed(lambda: engine.run_vmap(alg, jobs, draws="per_sample"))
     out["plain_vmap"] = {
         "wall_s": wall,
         "efficiency": plain.efficiency,
         "samples_per_s": plain.samples / wall,
     }
     out["speedup_over_plain"] = wall / out["engine"]["wall_s"]
+    return out
+
+
+def w4(device: str, runs: int) -> dict[str, Any]:
+    """W4: per-episode against per-sample reward draws for AdaP-TT and AdaP-TT*."""
+    import jaxbai
+    from jaxbai import engine
+
+    inst = jaxbai.bernoulli(jaxbai.PAPER_INSTANCES["mu1"])
+    jobs = engine.grid_jobs(inst, [0.01, 0.1, 1.0], 0.01, runs)
+    out: dict[str, Any] = {}
+    for name in ("adap_tt", "adap_tt_star"):
+        alg = jaxbai.ALGORITHMS[name]()
+        sample = engine_rate(alg, jobs, device, draws="per_sample")
+        episode = engine_rate(alg, jobs, device, draws="per_episode")
+        out[f"{name}.per_sample"] = sample
+        out[f"{name}.per_episode"] = episode
+        out[f"{name}.speedup"] = episode["samples_per_s"] / sample["samples_per_s"]
     return out
 
 
@@ -184,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "W1": w1(args.device, runs_w1, py_runs),
         "W2": w2(args.device, runs_w2),
+        "W4": w4(args.device, runs_w2),
     }
     if args.device == "gpu":
         report["W3"] = w1("gpu", 10**4 if args.quick else 10**5, 1)

@@ -122,12 +122,17 @@ TOP_KEYS = (
     "runs",
     "threshold",
     "max_samples",
+    "draws",
     "seed",
     "device",
     "out",
     "plot",
 )
 """Keys of an experiment file (``epsilons`` sets both ε grids; ``out`` is not recorded)."""
+
+
+DRAWS = ("auto", "per_sample", "per_episode")
+"""`jaxbai.engine.DRAWS`, repeated so that this module stays JAX-free (a test checks both)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,6 +164,8 @@ class SweepConfig:
         runs: runs per (instance, ε, δ) cell.
         threshold: stopping-threshold family of algorithms whose options do not set one.
         max_samples: per-run sample budget; runs reaching it are censored.
+        draws: how rewards are drawn (`jaxbai.engine.DRAWS`; ``"auto"``: per episode for
+            episodic algorithms on Bernoulli or Gaussian instances, docs/semantics.md §25).
         seed: master seed of the engine.
         device: ``"cpu"``, ``"gpu"`` or None (JAX's default).
         out: output directory.
@@ -175,6 +182,7 @@ class SweepConfig:
     runs: int = 1000
     threshold: str = "heuristic"
     max_samples: int = 10**9
+    draws: str = "auto"
     seed: int = 0
     device: str | None = None
     out: str = ""
@@ -225,6 +233,7 @@ class SweepConfig:
             "runs": self.runs,
             "threshold": self.threshold,
             "max_samples": self.max_samples,
+            "draws": self.draws,
             "seed": self.seed,
             "device": self.device,
             "plot": {k: list(v) if isinstance(v, tuple) else v for k, v in _asdict(self.plot)},
@@ -350,6 +359,7 @@ def parse(data: Mapping, name: str = "config", *, check: bool = True) -> SweepCo
         runs=_integer(data.get("runs", 1000), ("runs",), 1, MAX_COUNT),
         threshold=_string(data.get("threshold", "heuristic"), ("threshold",)),
         max_samples=_integer(data.get("max_samples", 10**9), ("max_samples",), 1, MAX_COUNT),
+        draws=_string(data.get("draws", "auto"), ("draws",)),
         seed=_integer(data.get("seed", 0), ("seed",), 0, 2**32 - 1),
         device=None if device is None else _choice(device, ("device",), ("cpu", "gpu")),
         out=_string(data.get("out") or f"results/{data.get('name', name)}", ("out",)),
@@ -397,6 +407,7 @@ def _check_values(config: SweepConfig) -> None:
     _integer(config.runs, ("runs",), 1, MAX_COUNT)
     _integer(config.max_samples, ("max_samples",), 1, MAX_COUNT)
     _integer(config.seed, ("seed",), 0, 2**32 - 1)
+    _choice(config.draws, ("draws",), DRAWS)
     if config.device is not None:
         _choice(config.device, ("device",), ("cpu", "gpu"))
 

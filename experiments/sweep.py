@@ -130,6 +130,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("--algorithms", type=_names, nargs="+", help="the file's labels or registry names")
     add("--threshold", choices=("heuristic", "theory"), help="every algorithm's threshold family")
     add("--max-samples", type=int, help="per-run sample budget (runs hitting it are censored)")
+    add(
+        "--draws",
+        help="auto, per_sample or per_episode: rewards one by one, or one sum per arm and "
+        "episode for episodic algorithms (default auto: per episode where the instance allows)",
+    )
     add("--seed", type=int, help="master seed (default 0)")
     add("--device", choices=("cpu", "gpu"), help="platform (default: JAX's default)")
     run = parser.add_argument_group("this invocation")
@@ -204,6 +209,7 @@ _FLAGS = {
     "runs": "--runs",
     "threshold": "--threshold",
     "max_samples": "--max-samples",
+    "draws": "--draws",
     "seed": "--seed",
     "device": "--device",
 }
@@ -235,6 +241,7 @@ def config_from_args(args: argparse.Namespace) -> SweepConfig:
         "runs": args.runs,
         "threshold": args.threshold,
         "max_samples": args.max_samples,
+        "draws": args.draws,
         "seed": args.seed,
         "device": args.device,
         "out": args.out or (f"results/{inline.name}" if inline is not None else None),
@@ -349,6 +356,7 @@ def run_algorithm(
             jobs,
             seed=sweep_config.seed,
             max_samples=sweep_config.max_samples,
+            draws=sweep_config.draws,
             device=sweep_config.device,
             checkpoint=_checkpoint(sweep_config, spec.label, group),
             resume=args.resume,

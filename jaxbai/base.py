@@ -23,6 +23,7 @@ __all__ = [
     "PRIVACY_MODELS",
     "Algorithm",
     "Bonus",
+    "BudgetedAlgorithm",
     "Challenger",
     "Cost",
     "Estimator",
@@ -59,6 +60,11 @@ class Instance(Protocol):
         means: the arms' means, float32 ``(K,)``.
         unit_interval: whether every reward lies in [0, 1] (a static Python bool, a class
             attribute: DP mechanisms with sensitivity 1 need it).
+        iid_sums: whether `sample_sum` draws the sum of any pulls of an arm exactly, in O(1),
+            whatever their order and index (a static bool; Bernoulli, Gaussian): the
+            per-episode simulation needs it, and such an instance also has
+            ``sample_arm_sum(key, arm, count)``, one arm's sum as a float32 scalar
+            (docs/semantics.md §25). Optional: an instance without it is simulated per sample.
     """
 
     @property
@@ -66,6 +72,9 @@ class Instance(Protocol):
 
     @property
     def unit_interval(self) -> bool: ...
+
+    @property
+    def iid_sums(self) -> bool: ...
 
     def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
         """One reward of ``arm`` (int32 scalar), a float32 scalar."""
@@ -200,7 +209,7 @@ class Algorithm(Protocol):
         unit_interval: whether privacy needs rewards in [0, 1].
         local_mechanism: the participant-side mechanism for local DP, else ``None``.
         mechanism_gamma: γ of the participant-side mechanism if it has one, else ``None``.
-        episodic: whether `plan` is available (Appendix H).
+        episodic: whether `plan` and `per_episode` are available (Appendix H).
     """
 
     name: str
@@ -270,4 +279,39 @@ class Algorithm(Protocol):
     def plan(self, state: Any, params: Any, max_len: int) -> tuple[jax.Array, jax.Array]:
         """(arms, length): the pulls up to the next episode end, fixed without observations
         (docs/semantics.md §19); ValueError if the algorithm is not episodic."""
+        ...
+
+    def per_episode(self) -> BudgetedAlgorithm:
+        """The same algorithm simulated episode by episode, with the same law of (τ, â, C)
+        (docs/semantics.md §25); ValueError if the algorithm is not episodic."""
+        ...
+
+
+@runtime_checkable
+class BudgetedAlgorithm(Algorithm, Protocol):
+    """An algorithm whose engine step makes up to `samples_per_step` pulls at once
+    (`jaxbai.toptwo.PerEpisode`, docs/semantics.md §25). The engine runs `planned_pull`
+    `samples_per_step` times over its whole lane pool, then `settle`, instead of `step`; it
+    scales its chunks by `samples_per_step`. `budgeted_step` is the same for one run.
+    """
+
+    @property
+    def samples_per_step(self) -> int: ...
+
+    def planned_pull(self, state: Any, params: Any, max_samples: jax.Array) -> Any:
+        """Count the next pull without drawing its reward; a no-op once stopped, at
+        ``max_samples``, or while an ended episode waits for `settle`."""
+        ...
+
+    def settle(
+        self, stream: jax.Array, state: Any, inst: Instance, params: Any, max_samples: jax.Array
+    ) -> Any:
+        """Draw the ended episodes' rewards, close them and test stopping, with the key
+        ``fold_in(stream, n)``; a no-op if no episode ended."""
+        ...
+
+    def budgeted_step(
+        self, stream: jax.Array, state: Any, inst: Instance, params: Any, max_samples: jax.Array
+    ) -> Any:
+        """`samples_per_step` planned pulls, then `settle`."""
         ...

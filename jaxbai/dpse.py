@@ -264,6 +264,14 @@ class DPSE:
         del state, params, max_len
         raise ValueError(f"{self.name} is not episodic: it has no plan")
 
+    def per_episode(self) -> DPSE:
+        """Not available: DP-SE already draws each epoch's rewards as sums.
+
+        Raises:
+            ValueError: always.
+        """
+        raise ValueError(f"{self.name} is not episodic: it has no per-episode simulation")
+
 
 def dp_se() -> DPSE:
     """DP-SE baseline (Sajed & Sheffet 2019), ε-global DP, stopping at one active arm.

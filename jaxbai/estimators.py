@@ -184,6 +184,20 @@ class _Episodic:
         first = pulled & (state.phase_start == 0)
         return first | (jnp.all(state.phase_start > 0) & jnp.all(doubled))
 
+    def pending(self, state: Any) -> jax.Array:
+        """Arms whose episode has ended by the counts but whose rewards are not yet folded in.
+
+        For the per-episode simulation (docs/semantics.md §25), which counts planned pulls
+        without observing them: after the pull that ends an episode this is exactly the set
+        `episode_due` returned for that pull; at any other time it is empty.
+        """
+        grown = state.counts > state.phase_start
+        doubled = state.counts >= 2 * state.phase_start
+        if self.episodes == "per_arm":
+            return grown & doubled
+        first = grown & (state.phase_start == 0)
+        return first | (jnp.all(state.phase_start > 0) & jnp.all(doubled))
+
     def rounds(self, state: Any) -> jax.Array:
         """Rounds of adaptivity (Appendix H, docs/semantics.md §20): Σ_a k_a per arm; with one
         global episode, the completed global episodes plus one for the phase-0 closures."""
@@ -262,6 +276,29 @@ class DAF(_Episodic):
     ) -> Any:
         """Add z to the phase sum; at a phase switch release μ̃_a and forget (Alg. 5, lines 3–8)."""
         end = self._phase_end(state, state.counts, pulled, z)
+        return self._close(u, key, state, end, params, release)
+
+    def observe_sums(
+        self, u: jax.Array, key: jax.Array, state: Any, due: jax.Array, sums: jax.Array, params: Any
+    ) -> Any:
+        """End the ``due`` arms' phases given ``sums``, the sums of their rewards since their
+        phases started (per-episode simulation, docs/semantics.md §25): the update `observe`
+        makes at the phase's last reward, had it seen those rewards one by one."""
+        total, error = kahan_add(state.sums, state.sums_error, due, sums)
+        local = state.counts - state.phase_start
+        means = compensated(total, error) / jnp.maximum(local, 1)
+        return self._close(u, key, state, _PhaseEnd(total, error, due, local, means), params, None)
+
+    def _close(
+        self,
+        u: jax.Array,
+        key: jax.Array,
+        state: Any,
+        end: _PhaseEnd,
+        params: Any,
+        release: jax.Array | None,
+    ) -> Any:
+        """Release μ̃_a = μ̂_a + Lap(1/(ε Ñ_a)) for the arms whose phase ends, and forget."""
         if release is None:
             scale = 1.0 / (params.epsilon * jnp.maximum(end.local_counts, 1))
             noisy = end.means + self._noise(u, key, scale)
@@ -311,7 +348,20 @@ class DPA(_Episodic):
         """Add z to the arm's running sum; at an episode end refresh μ̃_a and Ñ_a = N_a."""
         del u, key, params, release
         sums, error = kahan_add(state.sums, state.sums_error, pulled, z)
-        due = self.episode_due(state, state.counts, pulled)
+        return self._refresh(state, sums, error, self.episode_due(state, state.counts, pulled))
+
+    def observe_sums(
+        self, u: jax.Array, key: jax.Array, state: Any, due: jax.Array, sums: jax.Array, params: Any
+    ) -> Any:
+        """End the ``due`` arms' episodes given ``sums``, the sums of their rewards since their
+        episodes started (per-episode simulation, docs/semantics.md §25)."""
+        del u, key, params
+        total, error = kahan_add(state.sums, state.sums_error, due, sums)
+        return self._refresh(state, total, error, due)
+
+    @staticmethod
+    def _refresh(state: Any, sums: jax.Array, error: jax.Array, due: jax.Array) -> Any:
+        """The running sums; μ̃_a = mean of all rewards and Ñ_a = N_a for the ``due`` arms."""
         means = compensated(sums, error) / jnp.maximum(state.counts, 1)
         return state._replace(
             sums=sums,

@@ -63,6 +63,8 @@ class Bernoulli(NamedTuple):
     means: jax.Array
     unit_interval = True
     """Rewards lie in [0, 1] (a class attribute, not a pytree leaf)."""
+    iid_sums = True
+    """`sample_sum` is one Binomial draw per arm, whatever the order of the pulls."""
 
     def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
         """One reward of ``arm``: 1 with probability ``means[arm]``."""
@@ -85,6 +87,12 @@ class Bernoulli(NamedTuple):
         counts = jnp.asarray(counts, jnp.float32)
         return jax.random.binomial(key, counts, self.means).astype(jnp.float32)
 
+    def sample_arm_sum(self, key: jax.Array, arm: ArrayLike, count: ArrayLike) -> jax.Array:
+        """The sum of ``count`` rewards of ``arm``: one Binomial(count, means[arm]) draw."""
+        mean = pick(self.means, one_hot(arm, self.means.shape[0]))
+        count = jnp.asarray(count, jnp.float32)
+        return jax.random.binomial(key, count, mean).astype(jnp.float32)
+
 
 class Gaussian(NamedTuple):
     """Gaussian arms N(means[a], sigma²)."""
@@ -93,6 +101,8 @@ class Gaussian(NamedTuple):
     sigma: jax.Array
     unit_interval = False
     """Rewards are unbounded (a class attribute, not a pytree leaf)."""
+    iid_sums = True
+    """`sample_sum` is one Normal draw per arm, whatever the order of the pulls."""
 
     def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
         """One reward of ``arm``."""
@@ -115,6 +125,12 @@ class Gaussian(NamedTuple):
         noise = jax.random.normal(key, self.means.shape)
         return counts * self.means + jnp.sqrt(counts) * self.sigma * noise
 
+    def sample_arm_sum(self, key: jax.Array, arm: ArrayLike, count: ArrayLike) -> jax.Array:
+        """The sum of ``count`` rewards of ``arm``: N(c·μ_arm, c·σ²), exact."""
+        mean = pick(self.means, one_hot(arm, self.means.shape[0]))
+        count = jnp.asarray(count, jnp.float32)
+        return count * mean + jnp.sqrt(count) * self.sigma * jax.random.normal(key)
+
 
 class Beta(NamedTuple):
     """Beta(a, b) arms on [0, 1], mean a / (a + b)."""
@@ -123,6 +139,8 @@ class Beta(NamedTuple):
     b: jax.Array
     unit_interval = True
     """Rewards lie in [0, 1] (a class attribute, not a pytree leaf)."""
+    iid_sums = False
+    """`sample_sum` draws every reward (no closed-form law of a sum): per-sample simulation."""
 
     @property
     def means(self) -> jax.Array:
@@ -175,6 +193,8 @@ class RewardTable(NamedTuple):
     table: jax.Array
     unit_interval = True
     """Rewards lie in [0, 1] (checked by `reward_table`; a class attribute, not a leaf)."""
+    iid_sums = False
+    """A pull's reward depends on its index: sums of planned pulls need the order."""
 
     @property
     def means(self) -> jax.Array:

@@ -67,8 +67,8 @@ def simulate(
         runs: runs per (ε, δ) cell.
         seed: master seed.
         max_samples: per-run sample budget (≤ 2³¹ − 1).
-        **engine_options: passed to `jaxbai.engine.run_grid` (``device``, ``lanes_per_device``,
-            ``progress``, …).
+        **engine_options: passed to `jaxbai.engine.run_grid` (``device``, ``draws``,
+            ``lanes_per_device``, ``progress``, …).
 
     Example:
         >>> import jaxbai

@@ -99,19 +99,33 @@ def test_same_results_on_one_and_four_devices():
     assert one["dp_se"] == four["dp_se"]
 
 
-def test_interrupt_and_resume(tmp_path):
-    """Stop after one chunk, resume from the checkpoint: identical to an uninterrupted run."""
-    alg, jobs = jaxbai.adap_tt(), small_jobs()
+@pytest.mark.parametrize(("draws", "chunk_steps"), [("per_sample", 1500), ("per_episode", 5120)])
+def test_interrupt_and_resume(tmp_path, draws, chunk_steps):
+    """Stop after one chunk, resume from the checkpoint: identical to an uninterrupted run.
+
+    (A per-episode step ends at most one episode of each lane: its chunks need more samples.)
+    """
+    alg = jaxbai.adap_tt().per_episode() if draws == "per_episode" else jaxbai.adap_tt()
+    jobs = small_jobs()
     path = str(tmp_path / "grid.npz")
-    uninterrupted = engine.run_grid(alg, jobs, seed=2, lanes_per_device=8)
+    uninterrupted = engine.run_grid(alg, jobs, seed=2, lanes_per_device=8, draws=draws)
     partial = engine.run_grid(
-        alg, jobs, seed=2, lanes_per_device=8, chunk_steps=1500, checkpoint=path, max_chunks=1
+        alg,
+        jobs,
+        seed=2,
+        lanes_per_device=8,
+        chunk_steps=chunk_steps,
+        checkpoint=path,
+        max_chunks=1,
+        draws=draws,
     )
     with np.load(path) as data:
         done = data["done"]
     assert 0 < done.sum() < len(jobs)
     np.testing.assert_array_equal(partial.tau[done], uninterrupted.tau[done])
-    resumed = engine.run_grid(alg, jobs, seed=2, lanes_per_device=16, checkpoint=path, resume=True)
+    resumed = engine.run_grid(
+        alg, jobs, seed=2, lanes_per_device=16, checkpoint=path, resume=True, draws=draws
+    )
     assert_same(resumed, uninterrupted)
     assert resumed.samples == uninterrupted.tau[~done].sum()
 

@@ -180,12 +180,20 @@ def test_inline_instances_from_the_command_line():
         (["--instances", "mine"], "--instances"),
         (["--deltas", "2"], "--deltas"),
         (["--algorithms", "magic"], "--algorithms"),
+        (["--draws", "per_arm"], "--draws"),
     ],
 )
 def test_command_line_errors_name_the_flag(argv, flag):
     with pytest.raises(ConfigError) as err:
         _args("--algorithms", "ttucb", *argv)
     assert str(err.value).startswith(f"{flag}"), str(err.value)
+
+
+def test_draws_flag_is_recorded_in_the_configuration():
+    assert _args("--algorithms", "adap_tt").draws == "auto"
+    cfg = _args("--algorithms", "adap_tt", "--draws", "per_sample")
+    assert cfg.draws == "per_sample" and cfg.to_dict()["draws"] == "per_sample"
+    assert config.parse(cfg.to_dict()) == cfg
 
 
 def test_threshold_flag_overrides_every_algorithm(tmp_path):
@@ -250,6 +258,7 @@ BAD = [  # (file text, key named, part of the valid range)
     (_grid(extra="epsilons = [0.5, -1]\n"), "epsilons", "> 0"),
     (_grid(extra="deltas = [0.5, 1]\n"), "deltas", "in (0, 1)"),
     (_grid(extra="max_samples = 0\n"), "max_samples", "[1, 2147483647]"),
+    (_grid(extra='draws = "sometimes"\n'), "draws", "per_episode"),
     (_grid(algorithms='["ttucb", "ttucb"]'), "algorithms[1].name", "twice"),
     (_grid(algorithms='["magic"]'), "algorithms[0].algorithm", "ttucb"),
     (_grid(extra='[plot]\nfigures = ["pie"]\n'), "grid.toml:4: plot.figures", "global"),

@@ -51,10 +51,19 @@ from jaxbai.engine._checkpoint import (
 )
 from jaxbai.engine._distributed import predicted_cost
 from jaxbai.engine.jobs import Jobs, fold_in_step, grid_jobs, job_key
-from jaxbai.engine.run import GridResult, default_lanes, run_grid, run_vmap, select_devices
+from jaxbai.engine.run import (
+    DRAWS,
+    GridResult,
+    default_lanes,
+    run_grid,
+    run_vmap,
+    select_devices,
+    with_draws,
+)
 
 __all__ = [
     "CHECKPOINT_VERSION",
+    "DRAWS",
     "GridResult",
     "Jobs",
     "default_lanes",
@@ -67,5 +76,6 @@ __all__ = [
     "run_vmap",
     "select_devices",
     "shard_path",
+    "with_draws",
     "write_checkpoint",
 ]

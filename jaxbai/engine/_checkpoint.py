@@ -48,6 +48,9 @@ def _describe(alg: Algorithm) -> str:
     fields = []
     for field in dataclasses.fields(alg):
         value = getattr(alg, field.name)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            fields.append(f"{field.name}={_describe(value)}")
+            continue
         if callable(value) and hasattr(value, "__qualname__"):
             value = f"{value.__module__}.{value.__qualname__}"
         fields.append(f"{field.name}={value!r}")

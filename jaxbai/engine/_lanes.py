@@ -17,16 +17,18 @@ compacts the busy lanes into a smaller pool (`shrink_pool`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental.layout import Layout, with_layout_constraint
 from jax.sharding import Mesh, PartitionSpec
 
 from jaxbai._arrays import tree_where
-from jaxbai.base import Algorithm, Instance
+from jaxbai.base import Algorithm, BudgetedAlgorithm, Instance
 from jaxbai.engine.jobs import Jobs, fold_in_step, job_key
 
 __all__ = [
@@ -146,17 +148,68 @@ def tree_where_lanes(mask: jax.Array, on_true: Any, on_false: Any) -> Any:
 def step_lane(alg: Algorithm, max_samples: jax.Array, lane: Lanes) -> Lanes:
     """One step of one lane's job; a no-op once it has drawn ``max_samples`` samples.
 
-    The step's key is ``fold_in(stream, n)``, computed by `fold_in_step`.
+    The step's key is ``fold_in(stream, n)``, computed by `fold_in_step`. A budgeted algorithm
+    (per-episode draws) gets the stream itself and keeps to the budget on its own.
     """
+    if isinstance(alg, BudgetedAlgorithm):
+        stream = jax.random.wrap_key_data(lane.stream, impl="threefry2x32")
+        budgeted = alg.budgeted_step(stream, lane.state, lane.instance, lane.params, max_samples)
+        return lane._replace(state=budgeted)
     key = jax.random.wrap_key_data(fold_in_step(lane.stream, lane.state.n), impl="threefry2x32")
     stepped = alg.step(key, lane.state, lane.instance, lane.params)
     return lane._replace(state=tree_where(lane.state.n < max_samples, stepped, lane.state))
 
 
+def _lanes_minor(lanes: Lanes) -> Lanes:
+    """The same lanes, each array laid out in memory with the lane axis innermost.
+
+    A step works on ``(L, K)`` arrays with K small (arms): XLA on CPU vectorises the innermost
+    dimension, so with the lanes innermost the per-arm arithmetic and the reductions over arms
+    run as vector loops over lanes instead of scalar loops of length K. Values are unchanged.
+    """
+
+    def constrain(x: jax.Array) -> jax.Array:
+        if x.ndim < 2:
+            return x
+        return with_layout_constraint(x, Layout(major_to_minor=(*range(1, x.ndim), 0)))
+
+    return jax.tree_util.tree_map(constrain, lanes)
+
+
+def _lanes_step(alg: Algorithm, max_samples: jax.Array, layout: Callable[[Lanes], Lanes]):
+    """One engine step of every lane (lanes → lanes), each result laid out by ``layout``.
+
+    A budgeted algorithm's `samples_per_step` planned pulls run as a loop over the whole pool,
+    so that every pull keeps the pool's layout (a lane waiting for its episode end idles);
+    then the episodes end (`PerEpisode.settle`). (Ending the loop early once most lanes wait
+    measured slower: the episode ends, a Binomial draw each, then come too often.)
+    """
+    if not isinstance(alg, BudgetedAlgorithm):
+        return lambda lanes: layout(jax.vmap(partial(step_lane, alg, max_samples))(lanes))
+    pull = jax.vmap(lambda s, p: alg.planned_pull(s, p, max_samples))
+
+    def settle(lane: Lanes) -> Lanes:
+        stream = jax.random.wrap_key_data(lane.stream, impl="threefry2x32")
+        state = alg.settle(stream, lane.state, lane.instance, lane.params, max_samples)
+        return lane._replace(state=state)
+
+    def one_pull(_: int, ln: Lanes) -> Lanes:
+        return layout(ln._replace(state=pull(ln.state, ln.params)))
+
+    def step(lanes: Lanes) -> Lanes:
+        lanes = jax.lax.fori_loop(0, alg.samples_per_step, one_pull, lanes)
+        return layout(jax.vmap(settle)(lanes))
+
+    return step
+
+
 def _advance_device(
-    alg: Algorithm, num_arms, refill_every, max_samples, seed, iterations, table, carry
+    alg: Algorithm, num_arms, refill_every, lanes_minor, max_samples, seed, iterations, table, carry
 ):
-    """Run up to ``iterations`` steps of one device's lane pool (inside `shard_map`)."""
+    """Run up to ``iterations`` steps of one device's lane pool (inside `shard_map`).
+
+    With ``lanes_minor`` (static; CPU) the steps keep the lanes innermost (`_lanes_minor`).
+    """
     table = table._replace(count=table.count[0])
     lanes, outcome, next_job = carry
     next_job = next_job[0]
@@ -171,7 +224,8 @@ def _advance_device(
         lanes, outcome, next_job = refill(
             alg, num_arms, max_samples, seed, table, lanes, outcome, next_job
         )
-        step = jax.vmap(partial(step_lane, alg, max_samples))
+        layout = _lanes_minor if lanes_minor else lambda ln: ln
+        step = _lanes_step(alg, max_samples, layout)
         lanes = jax.lax.fori_loop(0, refill_every, lambda _, ln: step(ln), lanes)
         return it + refill_every, lanes, outcome, next_job
 
@@ -192,7 +246,10 @@ def advance(
     budgets reuse the compiled program.
     """
     spec = PartitionSpec("d")
-    fn = partial(_advance_device, alg, num_arms, refill_every, max_samples, seed, iterations)
+    lanes_minor = mesh.devices.flat[0].platform == "cpu"
+    fn = partial(
+        _advance_device, alg, num_arms, refill_every, lanes_minor, max_samples, seed, iterations
+    )
     return jax.shard_map(
         fn, mesh=mesh, in_specs=(spec, spec), out_specs=(spec, spec), check_vma=False
     )(table, carry)

@@ -23,7 +23,7 @@ from jax.sharding import Mesh, PartitionSpec
 
 import jaxbai.engine._distributed as _distributed
 from jaxbai import _devices, _validate
-from jaxbai.base import Algorithm
+from jaxbai.base import Algorithm, BudgetedAlgorithm, Instance
 from jaxbai.engine._checkpoint import (
     empty_results,
     grid_fingerprint,
@@ -146,12 +146,48 @@ def _check_grid(alg: Algorithm, jobs: Jobs, max_samples: int) -> np.ndarray:
     return best
 
 
+DRAWS = ("auto", "per_sample", "per_episode")
+"""How rewards are drawn (docs/semantics.md §25): ``"per_sample"`` (every step draws one
+reward), ``"per_episode"`` (an episodic algorithm draws one sum per arm and episode, same law),
+``"auto"`` (per episode where possible: an episodic algorithm on an instance with
+``iid_sums``)."""
+
+
+def with_draws(alg: Algorithm, instance: Instance, draws: str) -> Algorithm:
+    """The algorithm the engine runs for ``draws`` (one of `DRAWS`).
+
+    Raises:
+        ValueError: an unknown mode, or ``"per_episode"`` for a fully sequential algorithm or an
+            instance without ``iid_sums`` (a Beta instance or a reward table).
+    """
+    if draws not in DRAWS:
+        raise ValueError(f"draws must be one of {DRAWS}, got {draws!r}")
+    if draws == "per_sample" or isinstance(alg, BudgetedAlgorithm):
+        return alg
+    # an instance written before `iid_sums` existed is simulated per sample
+    iid_sums = getattr(instance, "iid_sums", False)
+    if draws == "auto" and not (alg.episodic and iid_sums):
+        return alg
+    if not iid_sums:
+        raise ValueError(
+            f"per-episode draws need an instance whose reward sums are drawn exactly "
+            f"(iid_sums: Bernoulli, Gaussian), not {type(instance).__name__}"
+        )
+    return alg.per_episode()
+
+
+def _samples_per_step(alg: Algorithm) -> int:
+    """Samples one engine step may draw: 1, or a budgeted step's `samples_per_step`."""
+    return alg.samples_per_step if isinstance(alg, BudgetedAlgorithm) else 1
+
+
 def run_grid(
     alg: Algorithm,
     jobs: Jobs,
     *,
     seed: int = 0,
     max_samples: int = 10**9,
+    draws: str = "auto",
     lanes_per_device: int | None = None,
     refill_every: int = 16,
     chunk_steps: int = 1 << 15,
@@ -170,9 +206,13 @@ def run_grid(
         jobs: the job list (`jaxbai.engine.grid_jobs`).
         seed: master seed.
         max_samples: per-job sample budget; jobs that reach it are censored.
+        draws: one of `DRAWS`: per-sample rewards, or one sum per arm and episode for episodic
+            algorithms (the default where the instance allows it; same law of (τ, â, C),
+            different numbers, docs/semantics.md §25).
         lanes_per_device: lane pool size per device; default `default_lanes`.
         refill_every: steps between refills (a finished lane idles at most this long).
-        chunk_steps: steps per compiled call between host updates.
+        chunk_steps: steps per compiled call between host updates. With per-episode draws
+            both count samples: a step then draws up to `PerEpisode.pulls` of them.
         device: ``"cpu"``, ``"gpu"`` or None (JAX's default devices).
         checkpoint: path of the checkpoint file (None: no checkpoint).
         resume: continue from ``checkpoint`` (finished jobs are kept, others rerun exactly).
@@ -202,6 +242,7 @@ def run_grid(
         (4,)
     """
     best = _check_grid(alg, jobs, max_samples)
+    alg = with_draws(alg, jobs.instance, draws)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ValueError(f"seed must be an integer, got {seed!r}")
     for name, value in (
@@ -318,20 +359,23 @@ def _run_pending(
     label = f"process {team.index}/{team.size}: " if team.size > 1 else ""
     bar = _Progress(int(already.sum()) + len(pending), settings.progress, label)
     lane_steps, chunks = 0, 0
+    per_step = _samples_per_step(alg)
+    refill_every = max(1, settings.refill_every // per_step)
+    chunk_steps = max(1, settings.chunk_steps // per_step)
     loop_start = last_write = time.perf_counter()
     while True:
         carry, iterations = advance(
             alg,
             num_arms,
-            settings.refill_every,
+            refill_every,
             mesh,
             jnp.int32(settings.max_samples),
             jnp.int32(settings.seed),
-            jnp.int32(settings.chunk_steps),
+            jnp.int32(chunk_steps),
             table,
             carry,
         )
-        lane_steps += int(np.sum(jax.device_get(iterations))) * lanes_per_device
+        lane_steps += int(np.sum(jax.device_get(iterations))) * lanes_per_device * per_step
         chunks += 1
         if time.perf_counter() - loop_start >= settings.shrink_after:
             carry, lanes_per_device = shrink_pool(carry, table, num_devices, sharding)
@@ -346,13 +390,22 @@ def _run_pending(
             return lane_steps
 
 
-def run_vmap(alg: Algorithm, jobs: Jobs, *, seed: int = 0, max_samples: int = 10**9) -> GridResult:
+def run_vmap(
+    alg: Algorithm,
+    jobs: Jobs,
+    *,
+    seed: int = 0,
+    max_samples: int = 10**9,
+    draws: str = "auto",
+) -> GridResult:
     """Baseline without lane refill: one `vmap` of a `while_loop` over all jobs, on one device.
 
-    Every lane runs until the slowest job stops. Same keys and step as `run_grid`, so per-job
-    results are identical; used by the benchmarks and tests as the reference.
+    Every lane runs until the slowest job stops. Same keys and step as `run_grid` (and the same
+    ``draws``), so per-job results are identical; used by the benchmarks and tests as the
+    reference.
     """
     best = _check_grid(alg, jobs, max_samples)
+    alg = with_draws(alg, jobs.instance, draws)
     num_arms = int(np.asarray(jobs.instance.means).shape[-1])
     table, order = device_tables(jobs, np.arange(len(jobs)), 1)
     start = time.perf_counter()
@@ -362,7 +415,9 @@ def run_vmap(alg: Algorithm, jobs: Jobs, *, seed: int = 0, max_samples: int = 10
     results = empty_results(len(jobs))
     for name, value in zip(("tau", "stopped", "recommendation", "rounds"), outputs, strict=True):
         results[name][order.ravel()] = value
-    lane_steps = int(results["tau"].clip(max=max_samples).max()) * len(jobs)
+    longest = int(results["tau"].clip(max=max_samples).max())
+    per_step = _samples_per_step(alg)
+    lane_steps = -(-longest // per_step) * per_step * len(jobs)
     return _grid_result(
         results, best, jobs, max_samples, lane_steps, int(results["tau"].sum()), start
     )

@@ -40,6 +40,7 @@ from jaxbai.toptwo.components import (
     transportation_cost_challenger,
 )
 from jaxbai.toptwo.driver import TopTwo
+from jaxbai.toptwo.episodes import PerEpisode
 from jaxbai.toptwo.factories import (
     adap_tt,
     adap_tt_star,
@@ -51,6 +52,7 @@ from jaxbai.toptwo.factories import (
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
 __all__ = [
+    "PerEpisode",
     "TopTwo",
     "TopTwoParams",
     "TopTwoState",

@@ -21,6 +21,7 @@ from jaxbai.base import (
     TrackingBeta,
 )
 from jaxbai.toptwo.components import fixed_beta, transportation_cost_challenger
+from jaxbai.toptwo.episodes import PULLS_PER_STEP, PerEpisode
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
 __all__ = ["TopTwo"]
@@ -315,3 +316,13 @@ class TopTwo:
         start = (state, jnp.asarray(state.stopped))
         _, arms = jax.lax.scan(pull, start, None, length=max_len)
         return arms, jnp.sum(arms >= 0).astype(jnp.int32)
+
+    def per_episode(self, pulls: int = PULLS_PER_STEP) -> PerEpisode:
+        """This algorithm simulated episode by episode: same law of (τ, â, C), rewards drawn
+        as one sum per arm and episode (docs/semantics.md §25). The engine uses it by default
+        for episodic algorithms on instances with ``iid_sums`` (``draws="auto"``).
+
+        Raises:
+            ValueError: the algorithm is fully sequential (its estimator is not episodic).
+        """
+        return PerEpisode(self, pulls)
