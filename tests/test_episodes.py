@@ -114,7 +114,7 @@ def _same_tau(a: np.ndarray, b: np.ndarray, shift: float | None) -> None:
         detectable = (z_alpha + stats.norm.isf(0.1)) * se / a.mean()
         assert detectable <= shift, f"underpowered: detects a {detectable:.1%} shift"
     assert abs(a.mean() - b.mean()) / se < z_alpha, (a.mean(), b.mean())
-    assert stats.ks_2samp(a, b).pvalue > ALPHA
+    assert stats.ks_2samp(a, b, method="asymp").pvalue > ALPHA
 
 
 def _same_discrete(a: np.ndarray, b: np.ndarray) -> None:
@@ -151,15 +151,23 @@ def test_per_episode_draws_have_the_per_sample_law():
 @pytest.mark.parametrize(
     "name,inst,epsilon",
     [
-        ("adap_tt_star", jaxbai.bernoulli((0.9, 0.5, 0.1)), 5.0),
         ("adap_tt_star_global", jaxbai.bernoulli((0.9, 0.5, 0.1)), 5.0),
         ("ttucb_dpa", jaxbai.gaussian((1.0, 0.0, -0.5), sigma=1.0), None),
-        ("ttucb_dpa_global", jaxbai.gaussian((1.0, 0.0, -0.5), sigma=1.0), None),
+        pytest.param(
+            "adap_tt_star", jaxbai.bernoulli((0.9, 0.5, 0.1)), 5.0, marks=pytest.mark.slow
+        ),
+        pytest.param(
+            "ttucb_dpa_global",
+            jaxbai.gaussian((1.0, 0.0, -0.5), sigma=1.0),
+            None,
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_per_episode_law_other_episodic_algorithms(name, inst, epsilon):
-    """AdaP-TT*, one global episode (K sums at once, heavy-tailed τ: censored at 5000, the
-    censoring compared too) and Normal sums of Gaussian arms (DPA), in law."""
+    """One global episode (K sums at once, heavy-tailed τ: censored at 5000, the censoring
+    compared too) and Normal sums of Gaussian arms (DPA), in law. (AdaP-TT* per arm and DPA
+    with one global episode: slow, outside CI.)"""
     alg = jaxbai.ALGORITHMS[name]()
     sample, episode = _both_paths(alg, inst, [epsilon or 1.0], 0.01, 4000, max_samples=5000)
     _same_tau(sample.tau, episode.tau, shift=None)

@@ -199,7 +199,9 @@ def reward_for(n: int) -> float:
 
 
 @pytest.mark.parametrize(
-    "kills", [30, pytest.param(300, marks=pytest.mark.slow)], ids=["30kills", "300kills"]
+    "kills",
+    [10, pytest.param(30, marks=pytest.mark.slow), pytest.param(300, marks=pytest.mark.slow)],
+    ids=["10kills", "30kills", "300kills"],
 )
 def test_killed_during_record_never_corrupts(tmp_path, kills):
     path = tmp_path / "t.trial"
