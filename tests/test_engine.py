@@ -31,7 +31,9 @@ def assert_same(a: engine.GridResult, b: engine.GridResult) -> None:
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
 
 
-@pytest.mark.parametrize("name", ["ttucb", "adap_tt_star", "dp_se"])
+@pytest.mark.parametrize(
+    "name", ["ttucb", "dp_se", pytest.param("adap_tt_star", marks=pytest.mark.slow)]
+)  # per-episode AdaP-TT*: tests/test_episodes.py checks lanes and pulls
 def test_same_results_for_any_lanes_refill_and_chunks(name):
     """Per-job results do not depend on lanes, refill period, chunk size or tail compaction
     (the second layout shrinks its pool 64 → 16 → 4 lanes as jobs finish), and equal the plain

@@ -53,8 +53,13 @@ def test_install_cell_comes_first(name):
     assert 'find_spec("jaxbai") is None' in first.source  # skipped when already importable
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
+@pytest.mark.parametrize(
+    "name",
+    [NOTEBOOKS[0], *(pytest.param(n, marks=pytest.mark.slow) for n in NOTEBOOKS[1:])],
+)
 def test_notebook_runs(name, tmp_path, monkeypatch):
+    """Executes a notebook at test size (the quickstart in CI; the other two, whose code paths
+    the sweep and registry tests cover, with ``-m slow``)."""
     monkeypatch.setenv("JAXBAI_NOTEBOOK_SIZE", "test")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")
