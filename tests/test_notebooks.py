@@ -53,13 +53,11 @@ def test_install_cell_comes_first(name):
     assert 'find_spec("jaxbai") is None' in first.source  # skipped when already importable
 
 
-@pytest.mark.parametrize(
-    "name",
-    [NOTEBOOKS[0], *(pytest.param(n, marks=pytest.mark.slow) for n in NOTEBOOKS[1:])],
-)
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs(name, tmp_path, monkeypatch):
-    """Executes a notebook at test size (the quickstart in CI; the other two, whose code paths
-    the sweep and registry tests cover, with ``-m slow``)."""
+    """Executes a notebook at test size: 30–50 s each, so with ``-m slow`` (outside the CI
+    budget); their code paths are covered by the README, sweep and registry tests."""
     monkeypatch.setenv("JAXBAI_NOTEBOOK_SIZE", "test")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")
