@@ -24,7 +24,6 @@ Example:
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any, NamedTuple
 
 from experiments.config import (
@@ -33,6 +32,7 @@ from experiments.config import (
     MAX_COUNT,
     SweepConfig,
     load,
+    tomllib,
     validate,
     with_overrides,
 )
@@ -43,11 +43,6 @@ from experiments.specs import (
     ConfigError,
     RegistryView,
 )
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 __all__ = [
     "ALGORITHM_PRIVACY",
