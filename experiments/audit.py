@@ -61,7 +61,8 @@ import numpy as np
 
 import jaxbai
 from jaxbai import audit, dpse, mechanisms
-from jaxbai.estimators import DAF, compensated, kahan_add
+from jaxbai._arrays import compensated, kahan_add
+from jaxbai.estimators import DAF
 from jaxbai.trial import secure_noise
 
 __all__ = [
@@ -183,7 +184,7 @@ def _scalar(mechanism: Callable, delta: float = 0.0, fraction: int = 1) -> _Case
 
 MECHANISMS: dict[str, Callable[[float], _Case]] = {
     "randomised_response": lambda eps: _scalar(
-        lambda key, x: mechanisms.randomized_response(key, x, eps)
+        lambda key, x: mechanisms.randomised_response(key, x, eps)
     ),
     "gaussian": lambda eps: _scalar(
         lambda key, x: mechanisms.gaussian_mechanism(
@@ -223,7 +224,7 @@ def half_scale_laplace(epsilon: float) -> audit.Mechanism:
 
 def tripled_randomised_response(epsilon: float) -> audit.Mechanism:
     """Planted bug: claims ε but runs randomised response at 3ε."""
-    return lambda key, x: mechanisms.randomized_response(key, x, 3.0 * epsilon)
+    return lambda key, x: mechanisms.randomised_response(key, x, 3.0 * epsilon)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,11 +235,34 @@ class Overspending:
     inner: Any
     factor: float = 8.0
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def info(self) -> jaxbai.AlgorithmInfo:
+        return self.inner.info
 
     def params(self, epsilon: Any = None, delta: Any = 0.01) -> Any:
         return self.inner.params(epsilon=self.factor * epsilon, delta=delta)
+
+    def init(self, key, params, num_arms):
+        return self.inner.init(key, params, num_arms)
+
+    def select(self, state, params):
+        return self.inner.select(state, params)
+
+    def privatize(self, key, reward, params):
+        return self.inner.privatize(key, reward, params)
+
+    def update(self, key, state, arm, z, params):
+        return self.inner.update(key, state, arm, z, params)
+
+    def stopping(self, state, params):
+        return self.inner.stopping(state, params)
+
+    def step(self, key, state, inst, params):
+        return self.inner.step(key, state, inst, params)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -247,20 +271,20 @@ class RememberingDAF(DAF):
     of **all** the arm's rewards plus Lap(1/(εÑ)) (Ñ the phase length, as DAF): a participant
     then enters every later release of her arm, each ε/2-DP, so ε grows with the phases."""
 
-    def observe(self, u, key, state, pulled, z, params, release):
+    def observe(self, u, key, estimate, counts, pulled, z, params, release=None):
         del release
-        sums, error = kahan_add(state.sums, state.sums_error, pulled, z)
-        due = self.episode_due(state, state.counts, pulled)
-        local = state.counts - state.phase_start
-        means = compensated(sums, error) / jnp.maximum(state.counts, 1)
+        sums, error = kahan_add(estimate.sums, estimate.sums_error, pulled, z)
+        due = self.ended(estimate, counts)
+        local = self.episode_pulls(estimate, counts)
+        means = compensated(sums, error) / jnp.maximum(counts, 1)
         noisy = means + self._noise(u, key, 1.0 / (params.epsilon * jnp.maximum(local, 1)))
-        return state._replace(
+        return estimate._replace(
             sums=sums,
             sums_error=error,
-            means=jnp.where(due, noisy, state.means),
-            local_counts=jnp.where(due, local, state.local_counts),
-            phase_start=jnp.where(due, state.counts, state.phase_start),
-            phases=state.phases + due,
+            means=jnp.where(due, noisy, estimate.means),
+            local_counts=jnp.where(due, local, estimate.local_counts),
+            phase_start=jnp.where(due, counts, estimate.phase_start),
+            phases=estimate.phases + due,
         )
 
 

@@ -8,7 +8,7 @@ the special functions of the theory thresholds (Riemann ζ, Lambert W₋₁, a s
 Both drivers consume pre-drawn tables, so the same randomness can be fed to the JAX code:
 
 * ``observations[a][j]``: the j-th observation of arm a, as the algorithm sees it (already
-  privatised for the local-DP algorithms; see `randomized_response`, `gaussian_mechanism`);
+  privatised for the local-DP algorithms; see `randomised_response`, `gaussian_mechanism`);
 * ``laplace[a][i]``: standard Lap(1) draws; the i-th noisy release of arm a (DAF phase i + 1,
   DP-SE epoch i + 1) adds ``laplace[a][i] * scale`` with the mechanism's scale. With one global
   episode (docs/semantics.md §18) every arm releases at each episode end, in the same order.
@@ -206,7 +206,7 @@ def heuristic_tilde(mu_a, mu_b, w_a, w_b, delta, epsilon, sigma2) -> float:
 
 
 # ----------------------------------------------------------------------------- local mechanisms
-def randomized_response(reward: float, uniform: float, epsilon: float) -> float:
+def randomised_response(reward: float, uniform: float, epsilon: float) -> float:
     """CTB bit r̃ ~ Ber((r(e^ε − 1) + 1)/(e^ε + 1)) (Alg. 4, line 2), from a uniform draw.
 
     The probability is evaluated as (r(1 − e^{−ε}) + e^{−ε})/(1 + e^{−ε}), the same number

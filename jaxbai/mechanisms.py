@@ -23,10 +23,10 @@ __all__ = [
     "laplace",
     "laplace_from_uniform",
     "open_uniform",
-    "randomized_response",
-    "randomized_response_from_uniform",
-    "randomized_response_mean",
-    "randomized_response_probability",
+    "randomised_response",
+    "randomised_response_from_uniform",
+    "randomised_response_mean",
+    "randomised_response_probability",
 ]
 
 
@@ -41,7 +41,7 @@ def open_uniform(key: jax.Array, shape: tuple[int, ...] = ()) -> jax.Array:
     return uniform_from_bits(jax.random.bits(key, shape, jnp.uint32))
 
 
-def randomized_response_probability(reward: ArrayLike, epsilon: ArrayLike) -> jax.Array:
+def randomised_response_probability(reward: ArrayLike, epsilon: ArrayLike) -> jax.Array:
     """P(r̃ = 1 | r) = (r(e^ε − 1) + 1)/(e^ε + 1) of CTB (Alg. 4, line 2).
 
     Written as r·s(ε) + (1 − r)·s(−ε) with the logistic s(ε) = 1/(1 + e^{−ε}): the same number,
@@ -53,31 +53,31 @@ def randomized_response_probability(reward: ArrayLike, epsilon: ArrayLike) -> ja
     return reward * jax.nn.sigmoid(epsilon) + (1 - reward) * jax.nn.sigmoid(-epsilon)
 
 
-def randomized_response_from_uniform(
+def randomised_response_from_uniform(
     u: ArrayLike, reward: ArrayLike, epsilon: ArrayLike
 ) -> jax.Array:
     """r̃ = 1{u < P(r̃ = 1 | r)}: randomised response driven by a uniform u ∈ (0, 1)."""
-    return (jnp.asarray(u) < randomized_response_probability(reward, epsilon)).astype(jnp.float32)
+    return (jnp.asarray(u) < randomised_response_probability(reward, epsilon)).astype(jnp.float32)
 
 
-def randomized_response(key: jax.Array, reward: ArrayLike, epsilon: ArrayLike) -> jax.Array:
+def randomised_response(key: jax.Array, reward: ArrayLike, epsilon: ArrayLike) -> jax.Array:
     """Convert-To-Bernoulli privatisation of a reward in [0, 1] (Alg. 4; ε-local DP, Lemma 12).
 
     Example:
-        >>> z = randomized_response(jax.random.key(0), 1.0, jnp.inf)
+        >>> z = randomised_response(jax.random.key(0), 1.0, jnp.inf)
         >>> float(z)
         1.0
     """
     u = open_uniform(key, jnp.shape(jnp.asarray(reward)))
-    return randomized_response_from_uniform(u, reward, epsilon)
+    return randomised_response_from_uniform(u, reward, epsilon)
 
 
-def randomized_response_mean(means: ArrayLike, epsilon: ArrayLike) -> jax.Array:
+def randomised_response_mean(means: ArrayLike, epsilon: ArrayLike) -> jax.Array:
     """Mean μ_ε = (2μ − 1)(e^ε − 1)/(2(e^ε + 1)) + 1/2 of the privatised rewards (Lemma 12).
 
     Equal to P(r̃ = 1 | r = μ) by linearity, and computed that way.
     """
-    return randomized_response_probability(means, epsilon)
+    return randomised_response_probability(means, epsilon)
 
 
 def gaussian_mechanism_sigma(epsilon: ArrayLike, gamma: ArrayLike) -> jax.Array:

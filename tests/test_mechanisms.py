@@ -32,49 +32,49 @@ def rr_probability_ref(r: float, eps: float) -> float:
 
 @pytest.mark.parametrize("epsilon", [0.01, 0.1, 0.5, 1.0, 3.0, 10.0])
 @pytest.mark.parametrize("reward", [0.0, 0.3, 0.5, 1.0])
-def test_randomized_response_probability_closed_form(reward, epsilon):
+def test_randomised_response_probability_closed_form(reward, epsilon):
     """P(r̃ = 1 | r) equals (r(e^ε − 1) + 1)/(e^ε + 1) at moderate ε.
 
     Tolerance: relative 1e-6 or absolute RR_ATOL, since the float32 computation is centred on
     1/2 (its rounding unit there is 6e-8), e.g. 1/(e^10 + 1) = 4.5398e-5 comes out as 4.5419e-5.
     """
-    got = float(mechanisms.randomized_response_probability(reward, epsilon))
+    got = float(mechanisms.randomised_response_probability(reward, epsilon))
     assert got == pytest.approx(rr_probability_ref(reward, epsilon), rel=1e-6, abs=RR_ATOL)
 
 
 @pytest.mark.parametrize("epsilon", [0.05, 0.5, 1.0, 5.0])
-def test_randomized_response_mean_matches_lemma12(epsilon):
+def test_randomised_response_mean_matches_lemma12(epsilon):
     """μ_ε = (2μ − 1)(e^ε − 1)/(2(e^ε + 1)) + 1/2 (Lemma 12), elementwise over a mean vector.
 
     Hand check at ε = 1, μ = 0.9: (0.8)(1.7182818)/(2 · 3.7182818) + 0.5 = 0.6848469.
     """
     means = np.array([0.0, 0.25, 0.5, 0.9, 1.0])
     expected = (2 * means - 1) * math.expm1(epsilon) / (2 * (math.exp(epsilon) + 1)) + 0.5
-    got = mechanisms.randomized_response_mean(means, epsilon)
+    got = mechanisms.randomised_response_mean(means, epsilon)
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=RR_ATOL)
     if epsilon == 1.0:
         assert float(got[3]) == pytest.approx(0.6848469, rel=1e-6)
 
 
 @pytest.mark.parametrize("epsilon", [1000.0, math.inf])
-def test_randomized_response_exact_without_privacy(epsilon):
+def test_randomised_response_exact_without_privacy(epsilon):
     """At ε = 1000 and ε = ∞ (e^ε overflows), r ∈ {0, 1} maps to itself exactly: the
     probability is exactly r, no NaN, and every draw returns r; μ_ε = μ exactly."""
     rewards = jnp.array([0.0, 1.0, 0.3])
-    p = mechanisms.randomized_response_probability(rewards, epsilon)
+    p = mechanisms.randomised_response_probability(rewards, epsilon)
     assert not bool(jnp.any(jnp.isnan(p)))
     np.testing.assert_array_equal(np.asarray(p), np.asarray(rewards))
     bits = jnp.tile(jnp.array([0.0, 1.0]), 5000)
-    out = mechanisms.randomized_response(jax.random.key(0), bits, epsilon)
+    out = mechanisms.randomised_response(jax.random.key(0), bits, epsilon)
     np.testing.assert_array_equal(np.asarray(out), np.asarray(bits))
     means = jnp.array([0.0, 0.25, 1.0])
     np.testing.assert_array_equal(
-        np.asarray(mechanisms.randomized_response_mean(means, epsilon)), np.asarray(means)
+        np.asarray(mechanisms.randomised_response_mean(means, epsilon)), np.asarray(means)
     )
 
 
 @pytest.mark.parametrize(("mu", "epsilon"), [(0.9, 0.5), (0.2, 2.0), (0.75, 0.1)])
-def test_randomized_response_empirical_mean(mu, epsilon):
+def test_randomised_response_empirical_mean(mu, epsilon):
     """Bernoulli(μ) rewards through randomised response are Bernoulli(μ_ε) (Lemma 12).
 
     200 000 draws (seed 1); the empirical frequency must be within Z_TOL binomial standard
@@ -83,7 +83,7 @@ def test_randomized_response_empirical_mean(mu, epsilon):
     """
     key_reward, key_rr = jax.random.split(jax.random.key(1))
     rewards = jax.random.bernoulli(key_reward, mu, (NUM_DRAWS,)).astype(jnp.float32)
-    z = mechanisms.randomized_response(key_rr, rewards, epsilon)
+    z = mechanisms.randomised_response(key_rr, rewards, epsilon)
     assert set(np.unique(np.asarray(z)).tolist()) <= {0.0, 1.0}
     mu_eps = (2 * mu - 1) * math.expm1(epsilon) / (2 * (math.exp(epsilon) + 1)) + 0.5
     se = math.sqrt(mu_eps * (1 - mu_eps) / NUM_DRAWS)

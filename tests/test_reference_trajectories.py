@@ -67,7 +67,7 @@ def observations(name: str, epsilon: float, gamma: float, seed: int) -> np.ndarr
     reward = t["reward"].astype(np.float64)
     if name == "ctb_tt":
         obs = [
-            [reference.randomized_response(r, u, epsilon) for r, u in zip(row, urow, strict=True)]
+            [reference.randomised_response(r, u, epsilon) for r, u in zip(row, urow, strict=True)]
             for row, urow in zip(reward.tolist(), t["uniform"].tolist(), strict=True)
         ]
     elif name == "gauss_ldp_tt":

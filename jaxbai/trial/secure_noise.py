@@ -21,7 +21,7 @@ A real trial (`jaxbai.trial`) draws it here instead, from the operating system's
   at most 1 % of the noise scale otherwise).
 * :func:`secure_randomised_response` (CTB, Alg. 4 / Lemma 12) and :func:`secure_gaussian_mechanism`
   (Alg. 8) are the local mechanisms (the host-side, CSPRNG counterparts of
-  `jaxbai.mechanisms.randomized_response` and `jaxbai.mechanisms.gaussian_mechanism`), and
+  `jaxbai.mechanisms.randomised_response` and `jaxbai.mechanisms.gaussian_mechanism`), and
   :func:`privatize_locally` is the helper a participant runs on her own device so that only the
   privatised value ever reaches the trial's server (Definition 7).
 
