@@ -6,12 +6,12 @@ Example:
     >>> res = jaxbai.simulate(alg, jaxbai.bernoulli([0.9, 0.5]), epsilon=[1.0], runs=8)
 """
 
-from jaxbai import audit, base, engine, registry, secure_noise, simulation, theory, trial
+from jaxbai import audit, base, engine, registry, simulation, theory, trial
 from jaxbai._devices import use_cpu_cores  # sets the default CPU device count on import
-from jaxbai.base import Algorithm, Estimator, Instance
+from jaxbai.base import Algorithm, AlgorithmInfo, Estimator, Instance, Release
 from jaxbai.dpse import DPSE, DPSEParams, DPSEState, dp_se
 from jaxbai.engine import GridResult, Jobs, grid_jobs, run_grid, run_vmap
-from jaxbai.estimators import CTB, DAF, DPA, MLE, GaussianMechanism, Release
+from jaxbai.estimators import CTB, DAF, DPA, MLE, GaussianMechanism
 from jaxbai.instances import (
     PAPER_INSTANCES,
     Bernoulli,
@@ -26,6 +26,7 @@ from jaxbai.instances import (
 from jaxbai.registry import ALGORITHMS, AlgorithmEntry, register, unregister
 from jaxbai.simulation import SimulationResult, simulate
 from jaxbai.toptwo import (
+    EpisodicTopTwo,
     TopTwo,
     TopTwoParams,
     TopTwoState,
@@ -48,10 +49,12 @@ __all__ = [
     "PAPER_INSTANCES",
     "Algorithm",
     "AlgorithmEntry",
+    "AlgorithmInfo",
     "Bernoulli",
     "Beta",
     "DPSEParams",
     "DPSEState",
+    "EpisodicTopTwo",
     "Estimator",
     "Gaussian",
     "GaussianMechanism",
@@ -84,7 +87,6 @@ __all__ = [
     "reward_table",
     "run_grid",
     "run_vmap",
-    "secure_noise",
     "simulate",
     "simulation",
     "theory",

@@ -53,3 +53,21 @@ def uniforms_from_key(key: jax.Array) -> tuple[jax.Array, jax.Array]:
         key = jax.random.key_data(key)
     u = uniform_from_bits(key.reshape(-1)[:2].astype(jnp.uint32))
     return u[0], u[1]
+
+
+def kahan_add(
+    total: jax.Array, error: jax.Array, mask: jax.Array, value: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """Add ``value`` to the entries of ``total`` selected by ``mask``, with Kahan compensation.
+
+    The compensated sum is ``total − error``; float32 means stay accurate at 10⁹ samples.
+    """
+    y = value - error
+    t = total + y
+    new_error = (t - total) - y
+    return jnp.where(mask, t, total), jnp.where(mask, new_error, error)
+
+
+def compensated(total: jax.Array, error: jax.Array) -> jax.Array:
+    """The compensated value of a Kahan sum."""
+    return total - error

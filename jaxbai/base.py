@@ -1,20 +1,27 @@
-"""The contracts every jaxbai algorithm, estimator, instance and Top Two component satisfies.
+"""The contracts of jaxbai: a small core per component, and capabilities on top.
 
-These are `typing.Protocol`s: structural types, so a user's own class satisfies one by having
-the right attributes and methods, without inheriting from anything. The engine
-(`jaxbai.engine`), `jaxbai.simulate`, `jaxbai.trial` and the experiments are typed against them,
-and ask components about their behaviour (``privacy``, ``unit_interval``, ``rounds``, …) rather
-than testing their types or names.
+`typing.Protocol`s: a class satisfies one by having its members, without inheriting, and no
+caller in jaxbai (engine, `jaxbai.simulate`, `jaxbai.trial`, experiments) uses a member that a
+protocol does not declare. What is optional is a *capability*, a protocol of its own that
+callers test for with ``isinstance(obj, Capability)``:
 
-Shapes: K is the number of arms (static: it fixes the compiled program). Every array below is a
-`jax.Array`; "scalar" means shape ``()``. Counts are int32, means and rewards float32.
-Semantics that the paper leaves open are fixed in the project's ``docs/semantics.md``; sections
-are cited as ``docs/semantics.md §N``.
+* `Algorithm` — plus `Rounds` (rounds of adaptivity), `Releasing` (hands its global-DP releases
+  to the caller; trials need it), `Episodic` (plans its pulls up to the next episode end,
+  Appendix H) and `Budgeted` (an engine step draws many samples at once);
+* `Instance` — plus `ArmSums` (one arm's reward sum drawn exactly in O(1));
+* `Estimator` (the means of a Top Two algorithm) — plus `ReleasingEstimator` and
+  `EpisodicEstimator`.
+
+They are generic in their state and parameter types (``Algorithm[State, Params]``), pytrees the
+component defines: an algorithm's state has the members of `RunState`, an estimator's those of
+`Estimate`. K is the number of arms (static); the shape aliases below are `jax.Array`s; counts
+are int32, means and rewards float32. ``docs/semantics.md §N`` fixes what the paper leaves open.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+import dataclasses
+from typing import Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 import jax
 from jax.typing import ArrayLike
@@ -22,19 +29,64 @@ from jax.typing import ArrayLike
 __all__ = [
     "PRIVACY_MODELS",
     "Algorithm",
-    "Bonus",
-    "BudgetedAlgorithm",
-    "Challenger",
-    "Cost",
+    "AlgorithmInfo",
+    "ArmSums",
+    "Budgeted",
+    "Episodic",
+    "EpisodicEstimator",
+    "Estimate",
     "Estimator",
     "Instance",
+    "Key",
+    "Mask",
+    "PerArm",
     "Release",
-    "Threshold",
-    "TrackingBeta",
+    "Releasing",
+    "ReleasingEstimator",
+    "Rounds",
+    "RunState",
+    "Scalar",
+    "missing_members",
+    "protocol_members",
 ]
+
+Scalar = jax.Array  # shape ()
+PerArm = jax.Array  # shape (K,): one value per arm
+Mask = jax.Array  # bool, shape (K,); a one-hot mask addresses one arm
+Key = jax.Array  # a typed JAX PRNG key (jax.random.key)
+
+State = TypeVar("State")
+Params = TypeVar("Params")
+EstimateT = TypeVar("EstimateT")
 
 PRIVACY_MODELS = ("none", "local", "global")
 """Trust models: no privacy, ε-local DP (Definition 7), ε-global DP (Definition 8)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class AlgorithmInfo:
+    """What an algorithm is, for the engine, trials and reports (static metadata).
+
+    Attributes:
+        privacy: one of `PRIVACY_MODELS`.
+        takes_epsilon: whether ε is a parameter (False: ε is ignored, e.g. TTUCB).
+        participant_mechanism: the mechanism participants run on their reward (local DP:
+            ``"randomised_response"``, ``"gaussian"``), else ``None``.
+        gamma: γ of the participant mechanism's (ε, γ) guarantee if it has one, else ``None``.
+        unit_interval: whether privacy needs rewards in [0, 1].
+    """
+
+    privacy: str
+    takes_epsilon: bool
+    participant_mechanism: str | None = None
+    gamma: float | None = None
+    unit_interval: bool = False
+
+    def __post_init__(self) -> None:
+        if self.privacy not in PRIVACY_MODELS:
+            raise ValueError(f"privacy must be one of {PRIVACY_MODELS}, got {self.privacy!r}")
+        if (self.participant_mechanism is not None) != (self.privacy == "local"):
+            raise ValueError("a participant mechanism goes with local DP, and only with it")
 
 
 class Release(NamedTuple):
@@ -47,11 +99,12 @@ class Release(NamedTuple):
             the Laplace scale for arm ``a`` is ``1/(epsilon * counts[a])``.
     """
 
-    due: jax.Array
-    means: jax.Array
-    counts: jax.Array
+    due: Scalar
+    means: PerArm
+    counts: PerArm
 
 
+# ---------------------------------------------------------------------------------- instances
 @runtime_checkable
 class Instance(Protocol):
     """Arm distributions: a pytree (e.g. a `NamedTuple` of arrays) so it can be vmapped.
@@ -60,34 +113,26 @@ class Instance(Protocol):
         means: the arms' means, float32 ``(K,)``.
         unit_interval: whether every reward lies in [0, 1] (a static Python bool, a class
             attribute: DP mechanisms with sensitivity 1 need it).
-        iid_sums: whether `sample_sum` draws the sum of any pulls of an arm exactly, in O(1),
-            whatever their order and index (a static bool; Bernoulli, Gaussian): the
-            per-episode simulation needs it, and such an instance also has
-            ``sample_arm_sum(key, arm, count)``, one arm's sum as a float32 scalar
-            (docs/semantics.md §25). Optional: an instance without it is simulated per sample.
     """
 
     @property
-    def means(self) -> jax.Array: ...
+    def means(self) -> PerArm: ...
 
     @property
     def unit_interval(self) -> bool: ...
 
-    @property
-    def iid_sums(self) -> bool: ...
-
-    def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
+    def sample(self, key: Key, arm: ArrayLike) -> Scalar:
         """One reward of ``arm`` (int32 scalar), a float32 scalar."""
         ...
 
-    def draw(self, u: jax.Array, key: jax.Array, arm: ArrayLike, index: ArrayLike) -> jax.Array:
+    def draw(self, u: Scalar, key: Key, arm: ArrayLike, index: ArrayLike) -> Scalar:
         """The reward of ``arm`` at sample ``index`` (int32, the samples drawn before it), from a
         uniform ``u`` ∈ (0, 1) where inversion is cheap, else from ``key``; float32 scalar.
         I.i.d. arms ignore ``index``; a reward table reads row ``index`` (docs/semantics.md §21).
         """
         ...
 
-    def sample_sum(self, key: jax.Array, counts: ArrayLike, index: ArrayLike) -> jax.Array:
+    def sample_sum(self, key: Key, counts: ArrayLike, index: ArrayLike) -> PerArm:
         """For every arm a, the sum of ``counts[a]`` rewards, float32 ``(K,)``, the arms with a
         positive count pulled round-robin in index order from sample ``index`` on (i.i.d.
         arms ignore the order and ``index``)."""
@@ -95,223 +140,323 @@ class Instance(Protocol):
 
 
 @runtime_checkable
-class Estimator(Protocol):
+class ArmSums(Protocol):
+    """Capability of an `Instance` with i.i.d. arms whose reward sums are drawn exactly in O(1),
+    whatever the pulls' order and index (Bernoulli: Binomial; Gaussian: Normal). The per-episode
+    simulation needs it (docs/semantics.md §25); an instance without it is simulated per sample.
+    `Instance.sample_sum` of such an instance is exact in O(1) as well."""
+
+    def sample_arm_sum(self, key: Key, arm: ArrayLike, count: ArrayLike) -> Scalar:
+        """The sum of ``count`` rewards of ``arm``, a float32 scalar."""
+        ...
+
+
+# ---------------------------------------------------------------------------------- estimators
+class Estimate(Protocol):
+    """The members of an estimator's state that the Top Two driver reads (a pytree).
+
+    Attributes:
+        means: the estimator's means μ̃_a, float32 ``(K,)`` (noisy under global DP).
+        local_counts: Ñ_a, the number of samples behind each mean, int32 ``(K,)``.
+    """
+
+    @property
+    def means(self) -> PerArm: ...
+
+    @property
+    def local_counts(self) -> PerArm: ...
+
+
+@runtime_checkable
+class Estimator(Protocol[EstimateT]):
     """How a Top Two algorithm turns observations into means (Table 1's "estimator" column).
 
-    An estimator owns the privacy of its algorithm. It reads and writes the estimator fields of
-    the driver's state (``sums``, ``sums_error``, ``means``, ``local_counts``, ``phase_start``,
-    ``phases``); arms are addressed by a bool one-hot mask ``pulled`` of shape ``(K,)``. Its
-    random functions take one uniform ``u`` ∈ (0, 1) (float32 scalar) instead of a key.
+    An estimator owns the privacy of its algorithm and its own state (an `Estimate` pytree it
+    defines, nested in the driver's state as ``state.estimate``). Arms are addressed by a bool
+    one-hot mask ``pulled``; ``counts`` are the global counts N after the pull. Its random
+    functions take one uniform ``u`` ∈ (0, 1) (float32 scalar) instead of a key.
 
     Attributes:
         privacy: one of `PRIVACY_MODELS`.
+        participant_mechanism: the participant-side mechanism (``"randomised_response"``,
+            ``"gaussian"``) for local DP, else ``None``.
         unit_rewards: rewards given to `privatize` must lie in [0, 1] (local DP).
         unit_observations: observations given to `observe` must lie in [0, 1] (global DP).
-        local_mechanism: the participant-side mechanism (``"randomised_response"``,
-            ``"gaussian"``) for local DP, else ``None``.
         takes_gamma: whether the mechanism uses the γ of an (ε, γ)-DP guarantee.
-        episodic: whether the means change only at episode ends, so the arms up to the next
-            episode end can be planned without observations (Appendix H). An episodic
-            estimator also has ``episode_due(state, counts, pulled) -> (K,) bool``: which
-            arms' episodes end with this pull, given the counts after it.
     """
 
     privacy: str
+    participant_mechanism: str | None
     unit_rewards: bool
     unit_observations: bool
-    local_mechanism: str | None
     takes_gamma: bool
-    episodic: bool
 
-    def privatize(self, u: jax.Array, reward: jax.Array, params: Any) -> jax.Array:
+    def init(self, num_arms: int) -> EstimateT:
+        """The state before any observation (means 0, local counts 0)."""
+        ...
+
+    def added_variance(self, epsilon: jax.Array, gamma: jax.Array) -> jax.Array:
+        """Variance the mechanism adds to an observation, added to the σ² of costs, bonuses
+        and thresholds (Remark 13); 0 where the thresholds account for the noise."""
+        ...
+
+    def privatize(self, u: Scalar, reward: Scalar, params: object) -> Scalar:
         """The participant-side mechanism applied to a raw reward (identity if none)."""
         ...
 
     def observe(
         self,
-        u: jax.Array,
-        key: jax.Array,
-        state: Any,
-        pulled: jax.Array,
-        z: jax.Array,
-        params: Any,
-        release: jax.Array | None,
-    ) -> Any:
-        """Fold observation ``z`` of the ``pulled`` arm into the state (counts already
-        incremented). ``u`` is the step's mechanism uniform, ``key`` the step's key (for an
-        update that needs more randomness than ``u``); ``release`` optionally replaces the
-        mechanism's noisy means."""
+        u: Scalar,
+        key: Key,
+        estimate: EstimateT,
+        counts: PerArm,
+        pulled: Mask,
+        z: Scalar,
+        params: object,
+    ) -> EstimateT:
+        """Fold observation ``z`` of the ``pulled`` arm into the estimate. ``u`` is the step's
+        mechanism uniform, ``key`` the step's key (for an update that needs more randomness
+        than ``u``)."""
         ...
 
 
-class Cost(Protocol):
-    """Transportation cost W_{a,b}(μ_a, μ_b, w_a, w_b): W^G (Eq. 3) or W^{G,ε} (Eq. 13).
+@runtime_checkable
+class ReleasingEstimator(Protocol[EstimateT]):
+    """Capability of a global-DP `Estimator` whose noisy releases a caller can supply (trials
+    release with exact discrete noise from the operating system's CSPRNG)."""
 
-    ``mu_*`` float32, ``w_*`` counts (int32 or float32), broadcastable; returns float32.
-    """
+    def pending_release(
+        self, estimate: EstimateT, counts: PerArm, pulled: Mask, z: Scalar, params: object
+    ) -> Release:
+        """What observing ``z`` of ``pulled`` would release; ``counts`` before the pull."""
+        ...
 
-    def __call__(
-        self, mu_a: jax.Array, mu_b: jax.Array, w_a: jax.Array, w_b: jax.Array, params: Any
-    ) -> jax.Array: ...
-
-
-class Bonus(Protocol):
-    """Leader bonus b_a of the UCB leader (Eq. 3 or Eq. 11): float32 ``(K,)`` from the state."""
-
-    def __call__(self, state: Any, params: Any) -> jax.Array: ...
-
-
-class Threshold(Protocol):
-    """GLR stopping threshold c(μ_a, μ_b, w_a, w_b, n) (Eq. 4, 12, 14 or a heuristic form).
-
-    ``n`` is the int32 number of samples so far, ``num_arms`` the static K; returns float32.
-    """
-
-    def __call__(
+    def observe(
         self,
-        mu_a: jax.Array,
-        mu_b: jax.Array,
-        w_a: jax.Array,
-        w_b: jax.Array,
-        n: jax.Array,
-        num_arms: int,
-        params: Any,
-    ) -> jax.Array: ...
-
-
-class Challenger(Protocol):
-    """Challenger rule: the arm C ≠ leader (int32 scalar), e.g. the TC challenger (Alg. 1)."""
-
-    def __call__(self, alg: Any, state: Any, leader: jax.Array, params: Any) -> jax.Array: ...
-
-
-class TrackingBeta(Protocol):
-    """Tracking proportion β ∈ (0, 1) for this iteration (float32 scalar; Alg. 1, line 10)."""
-
-    def __call__(
-        self, alg: Any, state: Any, leader: jax.Array, challenger: jax.Array, params: Any
-    ) -> jax.Array: ...
+        u: Scalar,
+        key: Key,
+        estimate: EstimateT,
+        counts: PerArm,
+        pulled: Mask,
+        z: Scalar,
+        params: object,
+        release: PerArm | None = None,
+    ) -> EstimateT:
+        """`Estimator.observe`; ``release`` (``(K,)``), if given, replaces the mechanism's noisy
+        means of the arms that `pending_release` said are due."""
+        ...
 
 
 @runtime_checkable
-class Algorithm(Protocol):
+class EpisodicEstimator(Protocol[EstimateT]):
+    """Capability of an `Estimator` whose means change only at episode ends (Appendix H), so
+    the pulls up to the next episode end can be planned without observations.
+
+    Attributes:
+        episodes: ``"per_arm"`` (an episode per arm) or ``"global"`` (one for all arms).
+    """
+
+    episodes: str
+
+    def ended(self, estimate: EstimateT, counts: PerArm) -> Mask:
+        """The arms whose episode has ended by ``counts`` but is not yet closed: after the pull
+        that ends an episode, the arms it closes; empty at any other time."""
+        ...
+
+    def episode_pulls(self, estimate: EstimateT, counts: PerArm) -> PerArm:
+        """Each arm's pulls since its current episode started, int32 ``(K,)``."""
+        ...
+
+    def observe_sums(
+        self,
+        u: Scalar,
+        key: Key,
+        estimate: EstimateT,
+        counts: PerArm,
+        due: Mask,
+        sums: PerArm,
+        params: object,
+    ) -> EstimateT:
+        """Close the ``due`` arms' episodes given ``sums``, their rewards' sums since the
+        episodes started: the update `Estimator.observe` makes at an episode's last reward,
+        had it seen those rewards one by one (docs/semantics.md §25)."""
+        ...
+
+    def rounds(self, estimate: EstimateT) -> Scalar:
+        """Rounds of adaptivity C (Appendix H, docs/semantics.md §20), int32 scalar."""
+        ...
+
+
+# ---------------------------------------------------------------------------------- algorithms
+class RunState(Protocol):
+    """The members of an algorithm's state that the engine and trials read (a pytree).
+
+    Attributes:
+        n: int32 samples drawn so far (τ once stopped).
+        stopped: bool, whether the stopping rule has fired.
+        recommendation: int32, â once stopped (−1 before).
+    """
+
+    @property
+    def n(self) -> Scalar: ...
+
+    @property
+    def stopped(self) -> Scalar: ...
+
+    @property
+    def recommendation(self) -> Scalar: ...
+
+
+@runtime_checkable
+class Algorithm(Protocol[State, Params]):
     """A fixed-confidence BAI algorithm: static configuration plus pure functions of its state.
 
     The object itself is static (hashable, usable as a `jax.jit` static argument); numbers that
     vary across a grid (ε, δ, β, …) live in the pytree that `params` returns, and the run's
-    state is a pytree with at least ``n`` (int32 samples so far), ``stopped`` (bool) and
-    ``recommendation`` (int32, −1 before stopping).
+    state is a pytree with the members of `RunState`.
 
     Attributes:
         name: registry name (``jaxbai.ALGORITHMS``).
-        privacy: one of `PRIVACY_MODELS`.
-        private_epsilon: whether ε is a parameter (False: ε is ignored, e.g. TTUCB).
-        unit_interval: whether privacy needs rewards in [0, 1].
-        local_mechanism: the participant-side mechanism for local DP, else ``None``.
-        mechanism_gamma: γ of the participant-side mechanism if it has one, else ``None``.
-        episodic: whether `plan` and `per_episode` are available (Appendix H).
+        info: its `AlgorithmInfo` (privacy model, ε, participant mechanism, γ, [0, 1]).
     """
 
     name: str
+    info: AlgorithmInfo
 
-    @property
-    def privacy(self) -> str: ...
-
-    @property
-    def private_epsilon(self) -> bool: ...
-
-    @property
-    def unit_interval(self) -> bool: ...
-
-    @property
-    def local_mechanism(self) -> str | None: ...
-
-    @property
-    def mechanism_gamma(self) -> float | None: ...
-
-    @property
-    def episodic(self) -> bool: ...
-
-    def params(self, epsilon: ArrayLike | None = None, delta: ArrayLike = 0.01) -> Any:
+    def params(self, epsilon: ArrayLike | None = None, delta: ArrayLike = 0.01) -> Params:
         """Validated numeric parameters (ValueError before anything compiles)."""
         ...
 
-    def init(self, key: jax.Array, params: Any, num_arms: int) -> Any:
+    def init(self, key: Key, params: Params, num_arms: int) -> State:
         """The empty state for ``num_arms`` arms."""
         ...
 
-    def select(self, state: Any, params: Any) -> jax.Array:
+    def select(self, state: State, params: Params) -> Scalar:
         """The arm to sample next, int32 scalar; the first K calls return 0, …, K−1."""
         ...
 
-    def privatize(self, key: jax.Array, reward: ArrayLike, params: Any) -> jax.Array:
+    def privatize(self, key: Key, reward: ArrayLike, params: Params) -> Scalar:
         """The participant-side mechanism (identity for global DP and no privacy)."""
         ...
 
-    def update(
-        self,
-        key: jax.Array,
-        state: Any,
-        arm: ArrayLike,
-        z: ArrayLike,
-        params: Any,
-        release: ArrayLike | None = None,
-    ) -> Any:
+    def update(self, key: Key, state: State, arm: ArrayLike, z: ArrayLike, params: Params) -> State:
         """Record the (privatised) observation ``z`` of ``arm``."""
         ...
 
-    def pending_release(self, state: Any, arm: ArrayLike, z: ArrayLike, params: Any) -> Release:
-        """What `update` with ``z`` would release through the Laplace mechanism."""
-        ...
-
-    def stopping(self, state: Any, params: Any) -> tuple[jax.Array, jax.Array]:
+    def stopping(self, state: State, params: Params) -> tuple[Scalar, Scalar]:
         """(stop, recommendation); never True before every arm was pulled once."""
         ...
 
-    def step(self, key: jax.Array, state: Any, inst: Instance, params: Any) -> Any:
-        """Stopping test, then select, sample, privatise, update; a no-op once stopped."""
-        ...
-
-    def rounds(self, state: Any) -> jax.Array:
-        """Rounds of adaptivity C (Appendix H), int32 scalar; −1 if not episodic."""
-        ...
-
-    def plan(self, state: Any, params: Any, max_len: int) -> tuple[jax.Array, jax.Array]:
-        """(arms, length): the pulls up to the next episode end, fixed without observations
-        (docs/semantics.md §19); ValueError if the algorithm is not episodic."""
-        ...
-
-    def per_episode(self) -> BudgetedAlgorithm:
-        """The same algorithm simulated episode by episode, with the same law of (τ, â, C)
-        (docs/semantics.md §25); ValueError if the algorithm is not episodic."""
+    def step(self, key: Key, state: State, inst: Instance, params: Params) -> State:
+        """Stopping test, then select, sample, privatise, update; a no-op once stopped.
+        ``key`` is fresh for every step: the engine passes ``fold_in(stream, state.n)``."""
         ...
 
 
 @runtime_checkable
-class BudgetedAlgorithm(Algorithm, Protocol):
-    """An algorithm whose engine step makes up to `samples_per_step` pulls at once
-    (`jaxbai.toptwo.PerEpisode`, docs/semantics.md §25). The engine runs `planned_pull`
+class Rounds(Protocol[State]):
+    """Capability of an algorithm that counts its rounds of adaptivity (Appendix H); the
+    engine reports −1 for an algorithm without it."""
+
+    def rounds(self, state: State) -> Scalar:
+        """Rounds of adaptivity C so far, int32 scalar."""
+        ...
+
+
+@runtime_checkable
+class Releasing(Protocol[State, Params]):
+    """Capability of an algorithm whose global-DP releases a caller can supply: a trial asks
+    `pending_release` before each update and passes exact noisy means as ``release``. A
+    global-DP trial needs it."""
+
+    def pending_release(
+        self, state: State, arm: ArrayLike, z: ArrayLike, params: Params
+    ) -> Release:
+        """What `update` with ``z`` would release through the Laplace mechanism."""
+        ...
+
+    def update(
+        self,
+        key: Key,
+        state: State,
+        arm: ArrayLike,
+        z: ArrayLike,
+        params: Params,
+        release: ArrayLike | None = None,
+    ) -> State:
+        """`Algorithm.update`; ``release``, if given, replaces the noisy means it releases."""
+        ...
+
+
+@runtime_checkable
+class Budgeted(Protocol[State, Params]):
+    """Capability of an algorithm whose engine step makes up to `samples_per_step` pulls at once
+    (a per-episode simulation, docs/semantics.md §25). The engine runs `planned_pull`
     `samples_per_step` times over its whole lane pool, then `settle`, instead of `step`; it
-    scales its chunks by `samples_per_step`. `budgeted_step` is the same for one run.
-    """
+    scales its chunks by `samples_per_step`. `budgeted_step` is the same for one run."""
 
     @property
     def samples_per_step(self) -> int: ...
 
-    def planned_pull(self, state: Any, params: Any, max_samples: jax.Array) -> Any:
+    def planned_pull(self, state: State, params: Params, max_samples: Scalar) -> State:
         """Count the next pull without drawing its reward; a no-op once stopped, at
         ``max_samples``, or while an ended episode waits for `settle`."""
         ...
 
     def settle(
-        self, stream: jax.Array, state: Any, inst: Instance, params: Any, max_samples: jax.Array
-    ) -> Any:
+        self, stream: Key, state: State, inst: Instance, params: Params, max_samples: Scalar
+    ) -> State:
         """Draw the ended episodes' rewards, close them and test stopping, with the key
         ``fold_in(stream, n)``; a no-op if no episode ended."""
         ...
 
     def budgeted_step(
-        self, stream: jax.Array, state: Any, inst: Instance, params: Any, max_samples: jax.Array
-    ) -> Any:
+        self, stream: Key, state: State, inst: Instance, params: Params, max_samples: Scalar
+    ) -> State:
         """`samples_per_step` planned pulls, then `settle`."""
         ...
+
+
+@runtime_checkable
+class Episodic(Rounds[State], Protocol[State, Params]):
+    """Capability of an algorithm whose pulls up to the next episode end are fixed without
+    observations (Appendix H): trials enrol them as a cohort, and the engine simulates it
+    episode by episode.
+
+    Attributes:
+        episodes: ``"per_arm"`` (an episode per arm) or ``"global"`` (one for all arms); it
+            decides the bound on the rounds of adaptivity (Appendix H).
+    """
+
+    episodes: str
+
+    def plan(self, state: State, params: Params, max_len: int) -> tuple[jax.Array, Scalar]:
+        """(arms, length): the pulls up to the next episode end, fixed without observations
+        (docs/semantics.md §19); int32 ``(max_len,)`` arms (−1 past ``length``)."""
+        ...
+
+    def per_episode(self) -> Budgeted[State, Params]:
+        """The same algorithm simulated episode by episode, with the same law of (τ, â, C)
+        (docs/semantics.md §25); it is an `Algorithm`, `Rounds` and `Budgeted`."""
+        ...
+
+
+def protocol_members(protocol: type) -> frozenset[str]:
+    """The public members a protocol declares, with those of the protocols it extends.
+
+    Example:
+        >>> sorted(protocol_members(Rounds))
+        ['rounds']
+    """
+    names: set[str] = set()
+    for cls in protocol.__mro__:
+        if cls in (Protocol, Generic, object) or not getattr(cls, "_is_protocol", False):
+            continue
+        names.update(vars(cls).get("__annotations__", {}))
+        names.update(vars(cls))
+    return frozenset(name for name in names if not name.startswith("_"))
+
+
+def missing_members(obj: object, protocol: type) -> list[str]:
+    """The members of ``protocol`` that ``obj`` lacks, sorted (empty: it satisfies it)."""
+    return sorted(name for name in protocol_members(protocol) if not hasattr(obj, name))

@@ -16,15 +16,15 @@ selections are 0..K−1). `step` advances a whole epoch at once, drawing each ar
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxbai import _validate, estimators, mechanisms
-from jaxbai._arrays import argmax_random_ties, one_hot, tree_where
-from jaxbai.base import Instance, Release
+from jaxbai import _validate, mechanisms
+from jaxbai._arrays import argmax_random_ties, compensated, kahan_add, one_hot, tree_where
+from jaxbai.base import AlgorithmInfo, Instance, Release
 
 __all__ = [
     "DPSE",
@@ -96,15 +96,13 @@ def epoch_constants(
 
 @dataclasses.dataclass(frozen=True)
 class DPSE:
-    """DP-SE baseline; satisfies `jaxbai.base.Algorithm` (see there for the attributes)."""
+    """DP-SE baseline; satisfies `jaxbai.base.Algorithm`, `jaxbai.base.Rounds` (its epochs) and
+    `jaxbai.base.Releasing` (see there for the attributes)."""
 
     name: str = "dp_se"
-    privacy: str = "global"
-    private_epsilon: bool = True
-    unit_interval: bool = True
-    local_mechanism: str | None = None
-    mechanism_gamma: float | None = None
-    episodic: bool = False
+    info: ClassVar[AlgorithmInfo] = AlgorithmInfo(
+        privacy="global", takes_epsilon=True, unit_interval=True
+    )
 
     def params(self, epsilon: ArrayLike | None = None, delta: ArrayLike = 0.01) -> DPSEParams:
         """Validated (ε, δ), broadcast together."""
@@ -185,7 +183,7 @@ class DPSE:
     def _add(self, state: DPSEState, arm: ArrayLike, z: ArrayLike) -> tuple[jax.Array, jax.Array]:
         """The epoch's Kahan sums with ``z`` added to ``arm``."""
         pulled = one_hot(jnp.asarray(arm, jnp.int32), state.sums.shape[0])
-        return estimators.kahan_add(state.sums, state.sums_error, pulled, jnp.float32(z))
+        return kahan_add(state.sums, state.sums_error, pulled, jnp.float32(z))
 
     def pending_release(
         self, state: DPSEState, arm: ArrayLike, z: ArrayLike, params: DPSEParams
@@ -195,7 +193,7 @@ class DPSE:
         sums, error = self._add(state, arm, z)
         due = self._epoch_done(state._replace(pulls=state.pulls + 1), constants)
         means = jnp.where(
-            state.active & due, estimators.compensated(sums, error) / constants.pulls_per_arm, 0.0
+            state.active & due, compensated(sums, error) / constants.pulls_per_arm, 0.0
         )
         counts = jnp.where(state.active & due, constants.pulls_per_arm, 0).astype(jnp.int32)
         return Release(due, means, counts)
@@ -218,9 +216,7 @@ class DPSE:
         constants = self._constants(state, params)
         sums, error = self._add(state, arm, z)
         state = state._replace(n=state.n + 1, pulls=state.pulls + 1, sums=sums, sums_error=error)
-        closed = self._close_epoch(
-            key, state, estimators.compensated(sums, error), constants, params, release
-        )
+        closed = self._close_epoch(key, state, compensated(sums, error), constants, params, release)
         return tree_where(self._epoch_done(state, constants), closed, state)
 
     def stopping(self, state: DPSEState, params: DPSEParams) -> tuple[jax.Array, jax.Array]:
@@ -252,25 +248,6 @@ class DPSE:
     def rounds(self, state: DPSEState) -> jax.Array:
         """Rounds of adaptivity: completed epochs."""
         return state.epoch - 1
-
-    def plan(
-        self, state: DPSEState, params: DPSEParams, max_len: int
-    ) -> tuple[jax.Array, jax.Array]:
-        """Not available: DP-SE is not an episodic Top Two algorithm (see `jaxbai.TopTwo.plan`).
-
-        Raises:
-            ValueError: always.
-        """
-        del state, params, max_len
-        raise ValueError(f"{self.name} is not episodic: it has no plan")
-
-    def per_episode(self) -> DPSE:
-        """Not available: DP-SE already draws each epoch's rewards as sums.
-
-        Raises:
-            ValueError: always.
-        """
-        raise ValueError(f"{self.name} is not episodic: it has no per-episode simulation")
 
 
 def dp_se() -> DPSE:

@@ -28,7 +28,6 @@ from jax.typing import ArrayLike
 
 from jaxbai import _validate
 from jaxbai._arrays import one_hot, pick
-from jaxbai.base import Instance
 from jaxbai.mechanisms import gaussian_from_uniform, open_uniform
 
 __all__ = [
@@ -41,7 +40,6 @@ __all__ = [
     "beta",
     "gaussian",
     "reward_table",
-    "rewards_in_unit_interval",
 ]
 
 PAPER_INSTANCES: dict[str, tuple[float, ...]] = {
@@ -58,13 +56,11 @@ _BETA_CHUNK = 256
 
 
 class Bernoulli(NamedTuple):
-    """Bernoulli arms, rewards in {0, 1}."""
+    """Bernoulli arms, rewards in {0, 1}; `jaxbai.base.ArmSums` (a sum is one Binomial draw)."""
 
     means: jax.Array
     unit_interval = True
     """Rewards lie in [0, 1] (a class attribute, not a pytree leaf)."""
-    iid_sums = True
-    """`sample_sum` is one Binomial draw per arm, whatever the order of the pulls."""
 
     def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
         """One reward of ``arm``: 1 with probability ``means[arm]``."""
@@ -95,14 +91,12 @@ class Bernoulli(NamedTuple):
 
 
 class Gaussian(NamedTuple):
-    """Gaussian arms N(means[a], sigma²)."""
+    """Gaussian arms N(means[a], sigma²); `jaxbai.base.ArmSums` (a sum is one Normal draw)."""
 
     means: jax.Array
     sigma: jax.Array
     unit_interval = False
     """Rewards are unbounded (a class attribute, not a pytree leaf)."""
-    iid_sums = True
-    """`sample_sum` is one Normal draw per arm, whatever the order of the pulls."""
 
     def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
         """One reward of ``arm``."""
@@ -139,8 +133,6 @@ class Beta(NamedTuple):
     b: jax.Array
     unit_interval = True
     """Rewards lie in [0, 1] (a class attribute, not a pytree leaf)."""
-    iid_sums = False
-    """`sample_sum` draws every reward (no closed-form law of a sum): per-sample simulation."""
 
     @property
     def means(self) -> jax.Array:
@@ -193,8 +185,6 @@ class RewardTable(NamedTuple):
     table: jax.Array
     unit_interval = True
     """Rewards lie in [0, 1] (checked by `reward_table`; a class attribute, not a leaf)."""
-    iid_sums = False
-    """A pull's reward depends on its index: sums of planned pulls need the order."""
 
     @property
     def means(self) -> jax.Array:
@@ -312,11 +302,3 @@ def reward_table(table: ArrayLike) -> RewardTable:
         if not np.isfinite(arr).all() or (arr < 0).any() or (arr > 1).any():
             raise ValueError("every reward of the table must be a finite number in [0, 1]")
     return RewardTable(jnp.asarray(table, jnp.float32))
-
-
-def rewards_in_unit_interval(inst: Instance) -> bool:
-    """Whether every reward of ``inst`` lies in [0, 1] (required by CTB, DAF and DP-SE).
-
-    Kept for compatibility: the instance says it itself, ``inst.unit_interval``.
-    """
-    return inst.unit_interval

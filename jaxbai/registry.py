@@ -18,7 +18,9 @@ Example:
     >>> jaxbai.unregister("my_adap_tt")
 
 Entries are callable like the factory they hold (``jaxbai.ALGORITHMS["ttucb"](threshold=…)``),
-so code written against the earlier name → factory dictionary keeps working.
+and reject an option the factory does not take. An entry's ``privacy``, ``participant_mechanism``
+and ``takes_epsilon`` are those of the algorithm's `jaxbai.base.AlgorithmInfo`; ``episodic`` says
+whether it is `jaxbai.base.Episodic`.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from jaxbai import dpse, thresholds, toptwo
-from jaxbai.base import PRIVACY_MODELS, Algorithm
+from jaxbai.base import Algorithm, Episodic
 
 __all__ = ["ALGORITHMS", "AlgorithmEntry", "Registry", "register", "unregister"]
 
@@ -50,7 +52,8 @@ class AlgorithmEntry:
             (empty if it has none, e.g. DP-SE).
         options: the keyword options of the factory (``("**",)`` when it takes any: a factory
             with ``**options`` validates them itself).
-        episodic: whether the algorithm plans its pulls by episodes (Appendix H).
+        episodic: whether the algorithm is `jaxbai.base.Episodic` (plans its pulls by episodes,
+            Appendix H).
     """
 
     name: str
@@ -90,18 +93,16 @@ def _entry(name: str, factory: Callable[..., Algorithm], display_name: str) -> A
     alg = factory()
     if alg.name != name:
         raise ValueError(f"factory for {name!r} builds an algorithm named {alg.name!r}")
-    if alg.privacy not in PRIVACY_MODELS:
-        raise ValueError(f"{name}: privacy must be one of {PRIVACY_MODELS}, got {alg.privacy!r}")
     return AlgorithmEntry(
         name=name,
         factory=factory,
         display_name=display_name,
-        privacy=alg.privacy,
-        participant_mechanism=alg.local_mechanism,
-        takes_epsilon=alg.private_epsilon,
+        privacy=alg.info.privacy,
+        participant_mechanism=alg.info.participant_mechanism,
+        takes_epsilon=alg.info.takes_epsilon,
         thresholds=thresholds.THRESHOLD_FAMILIES if _takes_threshold(options, alg) else (),
         options=options,
-        episodic=alg.episodic,
+        episodic=isinstance(alg, Episodic),
     )
 
 

@@ -76,7 +76,7 @@ def simulate(
         >>> res.tau.shape
         (4,)
     """
-    if epsilon is None and alg.private_epsilon:
+    if epsilon is None and alg.info.takes_epsilon:
         raise ValueError(f"{alg.name} needs epsilon")
     eps_in = np.asarray(np.inf if epsilon is None else epsilon, np.float64)
     dlt_in = np.asarray(delta, np.float64)

@@ -44,7 +44,12 @@ CHECKPOINT_VERSION = 1
 
 
 def _describe(alg: Algorithm) -> str:
-    """A stable text description of a (dataclass) algorithm configuration."""
+    """A stable text description of an algorithm configuration: every field of a dataclass
+    (recursively); for any other object, its type, name and `jaxbai.base.AlgorithmInfo` (make
+    an algorithm a dataclass for a fingerprint that sees all of its configuration)."""
+    if not dataclasses.is_dataclass(alg):
+        kind = type(alg)
+        return f"{kind.__module__}.{kind.__qualname__}(name={alg.name!r}, info={alg.info!r})"
     fields = []
     for field in dataclasses.fields(alg):
         value = getattr(alg, field.name)

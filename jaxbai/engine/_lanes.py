@@ -28,7 +28,7 @@ from jax.experimental.layout import Layout, with_layout_constraint
 from jax.sharding import Mesh, PartitionSpec
 
 from jaxbai._arrays import tree_where
-from jaxbai.base import Algorithm, BudgetedAlgorithm, Instance
+from jaxbai.base import Algorithm, Budgeted, Instance, Rounds
 from jaxbai.engine.jobs import Jobs, fold_in_step, job_key
 
 __all__ = [
@@ -102,7 +102,7 @@ def _write_results(alg: Algorithm, lanes: Lanes, outcome: Outcome, finished, num
         tau=write(outcome.tau, lanes.state.n),
         stopped=write(outcome.stopped, lanes.state.stopped),
         recommendation=write(outcome.recommendation, lanes.state.recommendation),
-        rounds=write(outcome.rounds, jax.vmap(alg.rounds)(lanes.state)),
+        rounds=write(outcome.rounds, jax.vmap(partial(rounds, alg))(lanes.state)),
     )
 
 
@@ -145,13 +145,18 @@ def tree_where_lanes(mask: jax.Array, on_true: Any, on_false: Any) -> Any:
     return jax.tree_util.tree_map(select, on_true, on_false)
 
 
+def rounds(alg: Algorithm, state: Any) -> jax.Array:
+    """Rounds of adaptivity of a `jaxbai.base.Rounds` algorithm, else −1 (int32 scalar)."""
+    return alg.rounds(state) if isinstance(alg, Rounds) else jnp.int32(-1)
+
+
 def step_lane(alg: Algorithm, max_samples: jax.Array, lane: Lanes) -> Lanes:
     """One step of one lane's job; a no-op once it has drawn ``max_samples`` samples.
 
     The step's key is ``fold_in(stream, n)``, computed by `fold_in_step`. A budgeted algorithm
     (per-episode draws) gets the stream itself and keeps to the budget on its own.
     """
-    if isinstance(alg, BudgetedAlgorithm):
+    if isinstance(alg, Budgeted):
         stream = jax.random.wrap_key_data(lane.stream, impl="threefry2x32")
         budgeted = alg.budgeted_step(stream, lane.state, lane.instance, lane.params, max_samples)
         return lane._replace(state=budgeted)
@@ -184,7 +189,7 @@ def _lanes_step(alg: Algorithm, max_samples: jax.Array, layout: Callable[[Lanes]
     then the episodes end (`PerEpisode.settle`). (Ending the loop early once most lanes wait
     measured slower: the episode ends, a Binomial draw each, then come too often.)
     """
-    if not isinstance(alg, BudgetedAlgorithm):
+    if not isinstance(alg, Budgeted):
         return lambda lanes: layout(jax.vmap(partial(step_lane, alg, max_samples))(lanes))
     pull = jax.vmap(lambda s, p: alg.planned_pull(s, p, max_samples))
 
@@ -270,7 +275,7 @@ def vmap_until_all_stop(alg: Algorithm, num_arms, max_samples, seed, table):
             return ~ln.state.stopped & (ln.state.n < max_samples)
 
         final = jax.lax.while_loop(running, partial(step_lane, alg, max_samples), lane).state
-        return final.n, final.stopped, final.recommendation, alg.rounds(final)
+        return final.n, final.stopped, final.recommendation, rounds(alg, final)
 
     return jax.vmap(one)(jnp.arange(table.run.shape[0]))
 

@@ -23,7 +23,7 @@ from jax.sharding import Mesh, PartitionSpec
 
 import jaxbai.engine._distributed as _distributed
 from jaxbai import _devices, _validate
-from jaxbai.base import Algorithm, BudgetedAlgorithm, Instance
+from jaxbai.base import Algorithm, ArmSums, Budgeted, Episodic, Instance
 from jaxbai.engine._checkpoint import (
     empty_results,
     grid_fingerprint,
@@ -137,7 +137,7 @@ class _Progress:
 def _check_grid(alg: Algorithm, jobs: Jobs, max_samples: int) -> np.ndarray:
     """Validate a grid before compiling; returns each job's best arm."""
     max_samples = _validate.check_max_samples(max_samples)
-    if alg.unit_interval and not jobs.instance.unit_interval:
+    if alg.info.unit_interval and not jobs.instance.unit_interval:
         raise ValueError(f"{alg.name} needs rewards in [0, 1]; got {type(jobs.instance).__name__}")
     means = np.asarray(jobs.instance.means, np.float64)
     _validate.check_num_arms(means.shape[-1])
@@ -149,36 +149,40 @@ def _check_grid(alg: Algorithm, jobs: Jobs, max_samples: int) -> np.ndarray:
 DRAWS = ("auto", "per_sample", "per_episode")
 """How rewards are drawn (docs/semantics.md §25): ``"per_sample"`` (every step draws one
 reward), ``"per_episode"`` (an episodic algorithm draws one sum per arm and episode, same law),
-``"auto"`` (per episode where possible: an episodic algorithm on an instance with
-``iid_sums``)."""
+``"auto"`` (per episode where possible: a `jaxbai.base.Episodic` algorithm on an instance with
+`jaxbai.base.ArmSums`)."""
 
 
 def with_draws(alg: Algorithm, instance: Instance, draws: str) -> Algorithm:
     """The algorithm the engine runs for ``draws`` (one of `DRAWS`).
 
     Raises:
-        ValueError: an unknown mode, or ``"per_episode"`` for a fully sequential algorithm or an
-            instance without ``iid_sums`` (a Beta instance or a reward table).
+        ValueError: an unknown mode, or ``"per_episode"`` for an algorithm that is not
+            `jaxbai.base.Episodic` or an instance without `jaxbai.base.ArmSums` (a Beta
+            instance or a reward table).
     """
     if draws not in DRAWS:
         raise ValueError(f"draws must be one of {DRAWS}, got {draws!r}")
-    if draws == "per_sample" or isinstance(alg, BudgetedAlgorithm):
+    if draws == "per_sample" or isinstance(alg, Budgeted):
         return alg
-    # an instance written before `iid_sums` existed is simulated per sample
-    iid_sums = getattr(instance, "iid_sums", False)
-    if draws == "auto" and not (alg.episodic and iid_sums):
+    episodic, arm_sums = isinstance(alg, Episodic), isinstance(instance, ArmSums)
+    if draws == "auto" and not (episodic and arm_sums):
         return alg
-    if not iid_sums:
+    if not episodic:
+        raise ValueError(
+            f"{alg.name} is fully sequential (not episodic): it has no per-episode draws"
+        )
+    if not arm_sums:
         raise ValueError(
             f"per-episode draws need an instance whose reward sums are drawn exactly "
-            f"(iid_sums: Bernoulli, Gaussian), not {type(instance).__name__}"
+            f"(ArmSums: Bernoulli, Gaussian), not {type(instance).__name__}"
         )
     return alg.per_episode()
 
 
 def _samples_per_step(alg: Algorithm) -> int:
     """Samples one engine step may draw: 1, or a budgeted step's `samples_per_step`."""
-    return alg.samples_per_step if isinstance(alg, BudgetedAlgorithm) else 1
+    return alg.samples_per_step if isinstance(alg, Budgeted) else 1
 
 
 def run_grid(
@@ -267,7 +271,7 @@ def run_grid(
         if checkpoint:
             checkpoint = shard_path(checkpoint, team.index)
     already = results["done"].copy()
-    mine = _distributed.my_jobs(team, alg.privacy, jobs, np.flatnonzero(~already))
+    mine = _distributed.my_jobs(team, alg.info.privacy, jobs, np.flatnonzero(~already))
     lane_steps = 0
     if len(mine):
         if lanes_per_device is None:

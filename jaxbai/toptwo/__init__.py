@@ -1,8 +1,9 @@
 """The Top Two meta-algorithm (Alg. 1) and its instances (Table 1, Alg. 6–10).
 
-One driver, `TopTwo`, is assembled from small components, in the style of optax:
+One driver, `TopTwo` (or `EpisodicTopTwo` for an episodic estimator), is assembled from small
+components, in the style of optax:
 
-* an estimator (`jaxbai.estimators`): MLE, CTB, Gaussian mechanism or DAF;
+* an estimator (`jaxbai.estimators`): MLE, CTB, Gaussian mechanism, DAF or DPA;
 * a transportation cost ``cost(mu_a, mu_b, w_a, w_b, params)``: W^G (Eq. 3) or W^{G,ε} (Eq. 13);
 * a leader bonus ``bonus(state, params) -> (K,)``: b^G (Eq. 3) or b^{G,ε} (Eq. 11);
 * a stopping threshold ``threshold(mu_a, mu_b, w_a, w_b, n, num_arms, params)``;
@@ -22,15 +23,15 @@ recommendation. Ties in every argmax/argmin are broken by a per-run random arm p
 """
 
 from jaxbai.toptwo.components import (
+    bonus_gaussian,
+    bonus_gaussian_global_counts,
+    bonus_private_eq11,
+    bonus_private_eq11_global_counts,
+    bonus_private_time,
+    bonus_private_time_global_counts,
+    cost_gaussian,
+    cost_private,
     fixed_beta,
-    gaussian_bonus,
-    gaussian_bonus_global_counts,
-    gaussian_cost,
-    private_bonus_eq11,
-    private_bonus_eq11_global_counts,
-    private_bonus_time,
-    private_bonus_time_global_counts,
-    private_cost,
     threshold_gaussian_heuristic,
     threshold_gaussian_theory,
     threshold_private_heuristic,
@@ -39,8 +40,7 @@ from jaxbai.toptwo.components import (
     threshold_tilde_theory,
     transportation_cost_challenger,
 )
-from jaxbai.toptwo.driver import TopTwo
-from jaxbai.toptwo.episodes import PerEpisode
+from jaxbai.toptwo.driver import EpisodicTopTwo, PerEpisode, TopTwo
 from jaxbai.toptwo.factories import (
     adap_tt,
     adap_tt_star,
@@ -52,23 +52,24 @@ from jaxbai.toptwo.factories import (
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
 __all__ = [
+    "EpisodicTopTwo",
     "PerEpisode",
     "TopTwo",
     "TopTwoParams",
     "TopTwoState",
     "adap_tt",
     "adap_tt_star",
+    "bonus_gaussian",
+    "bonus_gaussian_global_counts",
+    "bonus_private_eq11",
+    "bonus_private_eq11_global_counts",
+    "bonus_private_time",
+    "bonus_private_time_global_counts",
+    "cost_gaussian",
+    "cost_private",
     "ctb_tt",
     "fixed_beta",
     "gauss_ldp_tt",
-    "gaussian_bonus",
-    "gaussian_bonus_global_counts",
-    "gaussian_cost",
-    "private_bonus_eq11",
-    "private_bonus_eq11_global_counts",
-    "private_bonus_time",
-    "private_bonus_time_global_counts",
-    "private_cost",
     "threshold_gaussian_heuristic",
     "threshold_gaussian_theory",
     "threshold_private_heuristic",

@@ -1,30 +1,37 @@
 """Top Two components: transportation costs, leader bonuses, thresholds, challenger, β.
 
-Each is a plain function of arrays satisfying a protocol of `jaxbai.base` (`Cost`, `Bonus`,
+Each is a plain function of arrays satisfying one of the protocols below (`Cost`, `Bonus`,
 `Threshold`, `Challenger`, `TrackingBeta`); swap one into an algorithm with
 `dataclasses.replace`.
 """
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 import jax
 import jax.numpy as jnp
 
 from jaxbai import costs, thresholds
 from jaxbai._arrays import argmax_random_ties, one_hot, pick
-from jaxbai.base import Algorithm
+from jaxbai.base import PerArm, Scalar
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
 __all__ = [
+    "Bonus",
+    "Challenger",
+    "Cost",
+    "Threshold",
+    "TrackingBeta",
+    "bonus_gaussian",
+    "bonus_gaussian_global_counts",
+    "bonus_private_eq11",
+    "bonus_private_eq11_global_counts",
+    "bonus_private_time",
+    "bonus_private_time_global_counts",
+    "cost_gaussian",
+    "cost_private",
     "fixed_beta",
-    "gaussian_bonus",
-    "gaussian_bonus_global_counts",
-    "gaussian_cost",
-    "private_bonus_eq11",
-    "private_bonus_eq11_global_counts",
-    "private_bonus_time",
-    "private_bonus_time_global_counts",
-    "private_cost",
     "threshold_gaussian_heuristic",
     "threshold_gaussian_theory",
     "threshold_private_heuristic",
@@ -35,46 +42,97 @@ __all__ = [
 ]
 
 
-def gaussian_cost(mu_a, mu_b, w_a, w_b, params: TopTwoParams) -> jax.Array:
+# ----------------------------------------------------------------------------- the protocols
+class Cost(Protocol):
+    """Transportation cost W_{a,b}(μ_a, μ_b, w_a, w_b): W^G (Eq. 3) or W^{G,ε} (Eq. 13).
+
+    ``mu_*`` float32, ``w_*`` counts (int32 or float32), broadcastable; returns float32.
+    """
+
+    def __call__(
+        self, mu_a: jax.Array, mu_b: jax.Array, w_a: jax.Array, w_b: jax.Array, params: object
+    ) -> jax.Array: ...
+
+
+class Bonus(Protocol):
+    """Leader bonus b_a of the UCB leader (Eq. 3 or Eq. 11): float32 ``(K,)`` from the state."""
+
+    def __call__(self, state: object, params: object) -> PerArm: ...
+
+
+class Threshold(Protocol):
+    """GLR stopping threshold c(μ_a, μ_b, w_a, w_b, n) (Eq. 4, 12, 14 or a heuristic form).
+
+    ``n`` is the int32 number of samples so far, ``num_arms`` the static K; returns float32.
+    """
+
+    def __call__(
+        self,
+        mu_a: jax.Array,
+        mu_b: jax.Array,
+        w_a: jax.Array,
+        w_b: jax.Array,
+        n: Scalar,
+        num_arms: int,
+        params: object,
+    ) -> jax.Array: ...
+
+
+class Challenger(Protocol):
+    """Challenger rule: the arm C ≠ leader (int32 scalar), e.g. the TC challenger (Alg. 1)."""
+
+    def __call__(self, alg: object, state: object, leader: Scalar, params: object) -> Scalar: ...
+
+
+class TrackingBeta(Protocol):
+    """Tracking proportion β ∈ (0, 1) for this iteration (float32 scalar; Alg. 1, line 10)."""
+
+    def __call__(
+        self, alg: object, state: object, leader: Scalar, challenger: Scalar, params: object
+    ) -> Scalar: ...
+
+
+# ----------------------------------------------------------------------------- the components
+def cost_gaussian(mu_a, mu_b, w_a, w_b, params: TopTwoParams) -> jax.Array:
     """W^G (Eq. 3) with the algorithm's σ²."""
     return costs.gaussian_cost(mu_a, mu_b, w_a, w_b, params.sigma2)
 
 
-def private_cost(mu_a, mu_b, w_a, w_b, params: TopTwoParams) -> jax.Array:
+def cost_private(mu_a, mu_b, w_a, w_b, params: TopTwoParams) -> jax.Array:
     """W^{G,ε} (Eq. 13) with the algorithm's σ² and ε."""
     return costs.private_cost(mu_a, mu_b, w_a, w_b, params.sigma2, params.epsilon)
 
 
-def gaussian_bonus(state: TopTwoState, params: TopTwoParams) -> jax.Array:
+def bonus_gaussian(state: TopTwoState, params: TopTwoParams) -> jax.Array:
     """b^G_a(Ñ) of Eq. (3), log of the number of samples so far (docs/semantics.md §5)."""
     return costs.gaussian_bonus(state.local_counts, state.n, params.sigma2)
 
 
-def gaussian_bonus_global_counts(state: TopTwoState, params: TopTwoParams) -> jax.Array:
+def bonus_gaussian_global_counts(state: TopTwoState, params: TopTwoParams) -> jax.Array:
     """b^G_a(N) of Eq. (3) at the global counts, for one global episode (docs/semantics.md §18)."""
     return costs.gaussian_bonus(state.counts, state.n, params.sigma2)
 
 
-def private_bonus_time(state: TopTwoState, params: TopTwoParams) -> jax.Array:
+def bonus_private_time(state: TopTwoState, params: TopTwoParams) -> jax.Array:
     """b^{G,ε}_a of Eq. (11) with k evaluated at the number of samples so far, k = log₂ n + 2."""
     k = costs.doubling_index(state.n)
     return costs.private_bonus(state.local_counts, k, params.epsilon)
 
 
-def private_bonus_eq11(state: TopTwoState, params: TopTwoParams) -> jax.Array:
+def bonus_private_eq11(state: TopTwoState, params: TopTwoParams) -> jax.Array:
     """b^{G,ε}_a exactly as Eq. (11) prints it: k = log₂ Ñ_a + 2."""
     k = costs.doubling_index(state.local_counts)
     return costs.private_bonus(state.local_counts, k, params.epsilon)
 
 
-def private_bonus_time_global_counts(state: TopTwoState, params: TopTwoParams) -> jax.Array:
-    """`private_bonus_time` at the global counts N, for one global episode (§18)."""
+def bonus_private_time_global_counts(state: TopTwoState, params: TopTwoParams) -> jax.Array:
+    """`bonus_private_time` at the global counts N, for one global episode (§18)."""
     k = costs.doubling_index(state.n)
     return costs.private_bonus(state.counts, k, params.epsilon)
 
 
-def private_bonus_eq11_global_counts(state: TopTwoState, params: TopTwoParams) -> jax.Array:
-    """`private_bonus_eq11` at the global counts N, for one global episode (§18)."""
+def bonus_private_eq11_global_counts(state: TopTwoState, params: TopTwoParams) -> jax.Array:
+    """`bonus_private_eq11` at the global counts N, for one global episode (§18)."""
     k = costs.doubling_index(state.counts)
     return costs.private_bonus(state.counts, k, params.epsilon)
 
@@ -124,7 +182,7 @@ def threshold_tilde_heuristic(mu_a, mu_b, w_a, w_b, n, num_arms, params) -> jax.
 
 
 def transportation_cost_challenger(
-    alg: Algorithm, state: TopTwoState, leader: jax.Array, params: TopTwoParams
+    alg: Any, state: TopTwoState, leader: jax.Array, params: TopTwoParams
 ) -> jax.Array:
     """TC challenger C = argmin_{a ≠ B} W_{B,a}(μ̃, N) with global counts.
 
@@ -138,7 +196,7 @@ def transportation_cost_challenger(
 
 
 def fixed_beta(
-    alg: Algorithm,
+    alg: Any,
     state: TopTwoState,
     leader: jax.Array,
     challenger: jax.Array,

@@ -1,4 +1,11 @@
-"""The Top Two driver (Alg. 1): one algorithm object assembled from components."""
+"""The Top Two driver (Alg. 1) and its three paths, built from the same public pieces.
+
+Pieces: `TopTwo.sampling_rule` (Alg. 1 lines 8–10), `TopTwo.count` (line 12), `TopTwo.observe`
+(line 13) and `TopTwo.stopping` (Eq. 2). Paths: `TopTwo.step` (one sample), `EpisodicTopTwo.plan`
+(the pulls up to the next episode end) and `PerEpisode` (the per-episode simulation,
+docs/semantics.md §25); the last two share `EpisodicTopTwo.planned_pull` and
+`EpisodicTopTwo.episode_ended`.
+"""
 
 from __future__ import annotations
 
@@ -11,29 +18,48 @@ from jax.typing import ArrayLike
 from jaxbai import _validate, mechanisms
 from jaxbai._arrays import argmax_random_ties, one_hot, pick, tree_where, uniforms_from_key
 from jaxbai.base import (
+    AlgorithmInfo,
+    Episodic,
+    EpisodicEstimator,
+    Estimator,
+    Instance,
+    Key,
+    Release,
+    ReleasingEstimator,
+    Scalar,
+    missing_members,
+)
+from jaxbai.toptwo.components import (
     Bonus,
     Challenger,
     Cost,
-    Estimator,
-    Instance,
-    Release,
     Threshold,
     TrackingBeta,
+    fixed_beta,
+    transportation_cost_challenger,
 )
-from jaxbai.toptwo.components import fixed_beta, transportation_cost_challenger
-from jaxbai.toptwo.episodes import PULLS_PER_STEP, PerEpisode
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
-__all__ = ["TopTwo"]
+__all__ = ["PULLS_PER_STEP", "EpisodicTopTwo", "PerEpisode", "TopTwo"]
+
+PULLS_PER_STEP = 128
+"""Planned pulls per engine step of `PerEpisode` (a lane whose episode ends early idles for the
+rest of the step). W4 of `experiments.bench` (AdaP-TT(*), mu1): 64 pulls gave 1.5–1.9 ×, 128
+gave 2.4–2.6 × the per-sample path's samples/s."""
 
 
 @dataclasses.dataclass(frozen=True)
 class TopTwo:
-    """Top Two meta-algorithm (Alg. 1), configured statically; numbers live in `TopTwoParams`.
+    """Top Two meta-algorithm (Alg. 1) with a fully sequential estimator; numbers live in
+    `TopTwoParams`. An episodic estimator (DAF, DPA) goes in an `EpisodicTopTwo`.
 
     Build one with a factory (`ttucb`, `ctb_tt`, `gauss_ldp_tt`, `adap_tt`, `adap_tt_star`) or
     assemble your own from components. Instances are hashable, so they can be static arguments
-    of `jax.jit`.
+    of `jax.jit`. Satisfies `jaxbai.base.Algorithm` and `jaxbai.base.Releasing`.
+
+    Raises:
+        ValueError: the estimator lacks a member of `jaxbai.base.Estimator`, or is episodic
+            in a `TopTwo` (or sequential in an `EpisodicTopTwo`).
     """
 
     name: str
@@ -46,33 +72,29 @@ class TopTwo:
     beta: float = 0.5
     sigma: float = 0.5
     gamma: float = 1e-3
-    private_epsilon: bool = True
+    takes_epsilon: bool = True
     """Whether ε is a parameter of the algorithm (False: TTUCB ignores it)."""
 
-    @property
-    def privacy(self) -> str:
-        """``"none"``, ``"local"`` or ``"global"``."""
-        return self.estimator.privacy
+    def __post_init__(self) -> None:
+        missing = missing_members(self.estimator, Estimator)
+        if missing:
+            raise ValueError(f"{self.name}: the estimator lacks {', '.join(missing)}")
+        episodic = isinstance(self.estimator, EpisodicEstimator)
+        if episodic != isinstance(self, Episodic):
+            kind = "EpisodicTopTwo" if episodic else "TopTwo"
+            raise ValueError(f"{self.name}: {type(self.estimator).__name__} goes in a {kind}")
 
     @property
-    def unit_interval(self) -> bool:
-        """Whether privacy needs rewards in [0, 1]."""
-        return self.estimator.unit_rewards or self.estimator.unit_observations
-
-    @property
-    def local_mechanism(self) -> str | None:
-        """The participant-side mechanism (local DP), else None."""
-        return self.estimator.local_mechanism
-
-    @property
-    def mechanism_gamma(self) -> float | None:
-        """γ of the participant-side mechanism if it takes one, else None."""
-        return self.gamma if self.estimator.takes_gamma else None
-
-    @property
-    def episodic(self) -> bool:
-        """Whether the means change only at episode ends (Appendix H)."""
-        return self.estimator.episodic
+    def info(self) -> AlgorithmInfo:
+        """Privacy model, ε, participant mechanism and γ, [0, 1]: read from the estimator."""
+        est = self.estimator
+        return AlgorithmInfo(
+            privacy=est.privacy,
+            takes_epsilon=self.takes_epsilon,
+            participant_mechanism=est.participant_mechanism,
+            gamma=self.gamma if est.takes_gamma else None,
+            unit_interval=est.unit_rewards or est.unit_observations,
+        )
 
     # --- parameters ------------------------------------------------------------------------
     def params(
@@ -94,7 +116,7 @@ class TopTwo:
             ValueError: a value out of range, before anything is compiled.
         """
         if epsilon is None:
-            if self.private_epsilon:
+            if self.takes_epsilon:
                 raise ValueError(f"{self.name} needs epsilon")
             epsilon = jnp.inf
         args = (
@@ -113,42 +135,33 @@ class TopTwo:
         sigma2 = self.sigma**2 + self.estimator.added_variance(eps, gma)  # Remark 13
         return TopTwoParams(eps, dlt, bta, sigma2, gma)
 
-    # --- ask/tell ----------------------------------------------------------------------------
-    def init(self, key: jax.Array, params: TopTwoParams, num_arms: int) -> TopTwoState:
+    # --- the pieces --------------------------------------------------------------------------
+    def init(self, key: Key, params: TopTwoParams, num_arms: int) -> TopTwoState:
         """Empty state; the first K `select` calls return arms 0, 1, …, K−1."""
         del params
         num_arms = _validate.check_num_arms(num_arms)
-        zeros_i = jnp.zeros(num_arms, jnp.int32)
-        zeros_f = jnp.zeros(num_arms, jnp.float32)
+        zeros = jnp.zeros(num_arms, jnp.int32)
         return TopTwoState(
             n=jnp.int32(0),
-            counts=zeros_i,
-            sums=zeros_f,
-            sums_error=zeros_f,
-            means=zeros_f,
-            local_counts=zeros_i,
-            phase_start=zeros_i,
-            phases=zeros_i,
-            leader_counts=zeros_i,
-            leader_pulls=zeros_i,
+            counts=zeros,
+            leader_counts=zeros,
+            leader_pulls=zeros,
             priority=jax.random.uniform(key, (num_arms,)),
             stopped=jnp.bool_(False),
             recommendation=jnp.int32(-1),
+            estimate=self.estimator.init(num_arms),
         )
 
-    def leader(self, state: TopTwoState, params: TopTwoParams) -> jax.Array:
+    def leader(self, state: TopTwoState, params: TopTwoParams) -> Scalar:
         """UCB leader B = argmax_a μ̃_a + b_a (Alg. 1, line 8)."""
         return argmax_random_ties(state.means + self.bonus(state, params), state.priority)
 
-    def _sampling_rule(
-        self, state: TopTwoState, params: TopTwoParams
-    ) -> tuple[jax.Array, jax.Array]:
+    def sampling_rule(self, state: TopTwoState, params: TopTwoParams) -> tuple[Scalar, Scalar]:
         """(leader, arm to pull) by β-tracking (Alg. 1, lines 8–10; docs/semantics.md §4).
 
         Arm a, were it the leader B, would be pulled if N^a_a ≤ β (L_a + 1), else the
-        challenger C; the pull is that choice read at B (arm n during the first K pulls).
-        Reading it with one pick gives the arm as a single value, which the per-arm updates of
-        `step` then share instead of each recomputing the tracking test.
+        challenger C; the pull is that choice read at B with one pick (arm n during the first K
+        pulls), a single value the per-arm updates of `step` share.
         """
         leader = self.leader(state, params)
         challenger = self.challenger(self, state, leader, params)
@@ -159,23 +172,8 @@ class TopTwo:
         choice = jnp.where(state.n < num_arms, state.n, choice).astype(jnp.int32)
         return leader, pick(choice, one_hot(leader, num_arms))
 
-    def select(self, state: TopTwoState, params: TopTwoParams) -> jax.Array:
-        """The arm to sample next (int32 scalar)."""
-        return self._sampling_rule(state, params)[1]
-
-    def privatize(self, key: jax.Array, reward: ArrayLike, params: TopTwoParams) -> jax.Array:
-        """The user-side mechanism (randomised response / Gaussian); identity otherwise.
-
-        Raises:
-            ValueError: (eagerly) a reward outside [0, 1] for a local-DP algorithm.
-        """
-        if self.estimator.unit_rewards:
-            _validate.check_unit_rewards("reward", reward)
-        _validate.check_finite("reward", reward)
-        return self.estimator.privatize(mechanisms.open_uniform(key), reward, params)
-
     @staticmethod
-    def _count(state: TopTwoState, leader: jax.Array, arm: jax.Array) -> TopTwoState:
+    def count(state: TopTwoState, leader: Scalar, arm: Scalar) -> TopTwoState:
         """n, N and the tracking counters after pulling ``arm`` (Alg. 1, line 12)."""
         num_arms = state.counts.shape[0]
         pulled, is_leader = one_hot(arm, num_arms), one_hot(leader, num_arms)
@@ -187,50 +185,27 @@ class TopTwo:
             leader_pulls=state.leader_pulls + (tracked & is_leader & pulled),
         )
 
-    def _record(self, u, key, state, leader, arm, z, params, release) -> TopTwoState:
-        """Counts, tracking counters (Alg. 1, line 12) and the estimator update (line 13)."""
-        pulled = one_hot(arm, state.counts.shape[0])
-        state = self._count(state, leader, arm)
-        z = jnp.asarray(z, jnp.float32)
-        return self.estimator.observe(u, key, state, pulled, z, params, release)
-
-    def update(
+    def observe(
         self,
-        key: jax.Array,
+        u: Scalar,
+        key: Key,
         state: TopTwoState,
-        arm: ArrayLike,
+        arm: Scalar,
         z: ArrayLike,
         params: TopTwoParams,
         release: ArrayLike | None = None,
     ) -> TopTwoState:
-        """Record observation ``z`` (already privatised) of ``arm``, the arm `select` returned.
+        """The estimator's update with observation ``z`` of ``arm`` (Alg. 1, line 13), on a
+        state whose counts include the pull (`count`)."""
+        pulled = one_hot(arm, state.counts.shape[0])
+        args = (u, key, state.estimate, state.counts, pulled, jnp.asarray(z, jnp.float32), params)
+        if release is None:
+            return state._replace(estimate=self.estimator.observe(*args))
+        if not isinstance(self.estimator, ReleasingEstimator):
+            raise ValueError(f"{self.name}: its estimator releases nothing to replace")
+        return state._replace(estimate=self.estimator.observe(*args, release))
 
-        Args:
-            key: randomness for the estimator (DAF's Laplace noise).
-            release: optional ``(K,)`` noisy means to use instead of drawing Laplace noise
-                when this update ends a DAF phase (see `pending_release`).
-
-        Raises:
-            ValueError: (eagerly) ``z`` outside [0, 1] for DAF, or not finite. Under `jit` no
-                check can run: out-of-range values then silently void the privacy guarantee,
-                so validate upstream (as `jaxbai.trial` does).
-        """
-        if self.estimator.unit_observations:
-            _validate.check_unit_rewards("z", z)
-        _validate.check_finite("z", z)
-        leader = self.leader(state, params)
-        arm = jnp.asarray(arm, jnp.int32)
-        u = mechanisms.open_uniform(key)
-        return self._record(u, key, state, leader, arm, z, params, release)
-
-    def pending_release(
-        self, state: TopTwoState, arm: ArrayLike, z: ArrayLike, params: TopTwoParams
-    ) -> Release:
-        """What `update(…, arm, z, …)` would release through the Laplace mechanism."""
-        pulled = one_hot(jnp.asarray(arm, jnp.int32), state.counts.shape[0])
-        return self.estimator.pending_release(state, pulled, jnp.asarray(z, jnp.float32), params)
-
-    def stopping(self, state: TopTwoState, params: TopTwoParams) -> tuple[jax.Array, jax.Array]:
+    def stopping(self, state: TopTwoState, params: TopTwoParams) -> tuple[Scalar, Scalar]:
         """GLR stopping rule (Eq. 2): (stop, â). Never True before every arm was pulled once."""
         num_arms = state.counts.shape[0]
         best = argmax_random_ties(state.means, state.priority)
@@ -242,53 +217,119 @@ class TopTwo:
         passed = (cost >= threshold) | is_best
         return jnp.all(passed) & (state.n >= num_arms), best
 
+    # --- ask/tell ----------------------------------------------------------------------------
+    def select(self, state: TopTwoState, params: TopTwoParams) -> Scalar:
+        """The arm to sample next (int32 scalar)."""
+        return self.sampling_rule(state, params)[1]
+
+    def privatize(self, key: Key, reward: ArrayLike, params: TopTwoParams) -> Scalar:
+        """The user-side mechanism (randomised response / Gaussian); identity otherwise.
+        ValueError (eagerly) for a reward outside [0, 1] under local DP."""
+        if self.estimator.unit_rewards:
+            _validate.check_unit_rewards("reward", reward)
+        _validate.check_finite("reward", reward)
+        return self.estimator.privatize(mechanisms.open_uniform(key), reward, params)
+
+    def update(
+        self,
+        key: Key,
+        state: TopTwoState,
+        arm: ArrayLike,
+        z: ArrayLike,
+        params: TopTwoParams,
+        release: ArrayLike | None = None,
+    ) -> TopTwoState:
+        """Record observation ``z`` (already privatised) of ``arm``, the arm `select` returned.
+
+        ``key`` is the estimator's randomness (DAF's Laplace noise); ``release``, optional
+        ``(K,)`` noisy means to use instead when this update ends a DAF phase
+        (`pending_release`).
+
+        Raises:
+            ValueError: (eagerly) ``z`` outside [0, 1] for DAF, or not finite. Under `jit` no
+                check can run, so validate upstream (as `jaxbai.trial` does).
+        """
+        if self.estimator.unit_observations:
+            _validate.check_unit_rewards("z", z)
+        _validate.check_finite("z", z)
+        arm = jnp.asarray(arm, jnp.int32)
+        counted = self.count(state, self.leader(state, params), arm)
+        return self.observe(mechanisms.open_uniform(key), key, counted, arm, z, params, release)
+
+    def pending_release(
+        self, state: TopTwoState, arm: ArrayLike, z: ArrayLike, params: TopTwoParams
+    ) -> Release:
+        """What `update(…, arm, z, …)` would release through the Laplace mechanism (nothing
+        for an estimator that is not global-DP; ValueError for a global-DP one that is not a
+        `jaxbai.base.ReleasingEstimator`)."""
+        pulled = one_hot(jnp.asarray(arm, jnp.int32), state.counts.shape[0])
+        z = jnp.asarray(z, jnp.float32)
+        if isinstance(self.estimator, ReleasingEstimator):
+            return self.estimator.pending_release(state.estimate, state.counts, pulled, z, params)
+        if self.estimator.privacy == "global":
+            raise ValueError(f"{self.name}: its global-DP estimator declares no pending_release")
+        return Release(jnp.bool_(False), jnp.zeros_like(state.means), jnp.zeros_like(state.counts))
+
     def step(
-        self, key: jax.Array, state: TopTwoState, inst: Instance, params: TopTwoParams
+        self, key: Key, state: TopTwoState, inst: Instance, params: TopTwoParams
     ) -> TopTwoState:
         """One iteration: stopping test, then select, sample, privatise, update.
 
-        A no-op once stopped. ``key`` must be fresh for every step (e.g.
-        ``fold_in(stream_key, state.n)``): its two words are used directly as the step's random
-        bits, one uniform for the reward and one for the estimator's mechanism (randomised
-        response, Gaussian or Laplace noise; no estimator uses two).
+        A no-op once stopped. ``key`` must be fresh for every step (``fold_in(stream, n)``): its
+        two words are the step's random bits, one uniform for the reward and one for the
+        estimator's mechanism (randomised response, Gaussian or Laplace noise).
         """
         u_reward, u_mechanism = uniforms_from_key(key)
         stop, best = self.stopping(state, params)
-        leader, arm = self._sampling_rule(state, params)
+        leader, arm = self.sampling_rule(state, params)
         reward = inst.draw(u_reward, key, arm, state.n)  # index n: docs/semantics.md §21
         z = self.estimator.privatize(u_mechanism, reward, params)
-        pulled = self._record(u_mechanism, key, state, leader, arm, z, params, None)
+        pulled = self.observe(u_mechanism, key, self.count(state, leader, arm), arm, z, params)
         # One select per field: a run that stops now or has stopped keeps its state.
         halt = state.stopped | stop
         recommendation = jnp.where(state.stopped, state.recommendation, best)
         halted = state._replace(stopped=halt, recommendation=recommendation)
         return tree_where(halt, halted, pulled)
 
-    def rounds(self, state: TopTwoState) -> jax.Array:
-        """Rounds of adaptivity (Appendix H), as the estimator counts them; −1 if sequential."""
-        return self.estimator.rounds(state)
+
+@dataclasses.dataclass(frozen=True)
+class EpisodicTopTwo(TopTwo):
+    """Top Two with an episodic estimator (DAF, DPA; Appendix H): a `TopTwo` that also satisfies
+    `jaxbai.base.Episodic` (rounds, plan, per-episode simulation)."""
+
+    estimator: EpisodicEstimator
+
+    @property
+    def episodes(self) -> str:
+        """The estimator's episode mode, ``"per_arm"`` or ``"global"``."""
+        return self.estimator.episodes
+
+    def rounds(self, state: TopTwoState) -> Scalar:
+        """Rounds of adaptivity (Appendix H), as the estimator counts them."""
+        return self.estimator.rounds(state.estimate)
+
+    def planned_pull(self, state: TopTwoState, params: TopTwoParams) -> tuple[TopTwoState, Scalar]:
+        """Select and count the next pull without observing it (Alg. 1, lines 8–12): between
+        episode ends the sampling rule reads only counts (docs/semantics.md §19)."""
+        leader, arm = self.sampling_rule(state, params)
+        return self.count(state, leader, arm), arm
+
+    def episode_ended(self, state: TopTwoState) -> Scalar:
+        """Whether an episode has ended by the counts and awaits its observations."""
+        return jnp.any(self.estimator.ended(state.estimate, state.counts))
 
     def plan(
         self, state: TopTwoState, params: TopTwoParams, max_len: int
-    ) -> tuple[jax.Array, jax.Array]:
+    ) -> tuple[jax.Array, Scalar]:
         """The next pulls up to and including the one that ends the next episode (Appendix H).
 
         Between episode ends an episodic estimator's means and local counts are frozen, so the
-        sampling rule reads only counts: the plan is exactly what `select` returns over those
-        pulls, whatever the rewards (docs/semantics.md §19). The stopping test runs before each
-        planned pull, as in `step`; a run that stops ends the plan. Jittable and vmappable.
+        plan is exactly what `select` returns over those pulls, whatever the rewards
+        (docs/semantics.md §19). The stopping test runs before each planned pull, as in
+        `step`; a run that stops ends the plan. Jittable and vmappable.
 
-        Args:
-            state: the current state (before the next pull).
-            params: numeric parameters.
-            max_len: static length of the returned array.
-
-        Returns:
-            ``(arms, length)``: int32 ``(max_len,)`` arms (−1 past ``length``) and the int32
-            number of planned pulls, capped at ``max_len``.
-
-        Raises:
-            ValueError: the algorithm is fully sequential (its estimator is not episodic).
+        Returns ``(arms, length)``: int32 ``(max_len,)`` arms (−1 past ``length``, ``max_len``
+        static) and the int32 number of planned pulls, capped at ``max_len``.
 
         Example:
             >>> import jax, jaxbai
@@ -299,19 +340,14 @@ class TopTwo:
             >>> arms.tolist(), int(length)  # the first pull closes arm 0's phase 0
             ([0, -1, -1, -1], 1)
         """
-        if not self.episodic:
-            raise ValueError(f"{self.name} is fully sequential (not episodic): it has no plan")
-        num_arms = state.counts.shape[0]
 
         def pull(carry, _):
             state, done = carry
             stop, _ = self.stopping(state, params)
-            leader, arm = self._sampling_rule(state, params)
-            pulled = one_hot(arm, num_arms)
-            ends = jnp.any(self.estimator.episode_due(state, state.counts + pulled, pulled))
+            counted, arm = self.planned_pull(state, params)
             live = ~(done | stop)
-            state = tree_where(live, self._count(state, leader, arm), state)
-            return (state, done | stop | ends), jnp.where(live, arm, -1)
+            state = tree_where(live, counted, state)
+            return (state, done | stop | self.episode_ended(counted)), jnp.where(live, arm, -1)
 
         start = (state, jnp.asarray(state.stopped))
         _, arms = jax.lax.scan(pull, start, None, length=max_len)
@@ -320,9 +356,144 @@ class TopTwo:
     def per_episode(self, pulls: int = PULLS_PER_STEP) -> PerEpisode:
         """This algorithm simulated episode by episode: same law of (τ, â, C), rewards drawn
         as one sum per arm and episode (docs/semantics.md §25). The engine uses it by default
-        for episodic algorithms on instances with ``iid_sums`` (``draws="auto"``).
-
-        Raises:
-            ValueError: the algorithm is fully sequential (its estimator is not episodic).
-        """
+        for episodic algorithms on instances with `jaxbai.base.ArmSums` (``draws="auto"``)."""
         return PerEpisode(self, pulls)
+
+
+@dataclasses.dataclass(frozen=True)
+class PerEpisode:
+    """An `EpisodicTopTwo` simulated episode by episode (docs/semantics.md §25).
+
+    Between episode ends the means, local counts and so the pulls and the GLR statistic do not
+    depend on the rewards. This counts planned pulls without rewards (`planned_pull`); at an
+    episode end it draws each ending arm's reward sum at once, closes the episode and tests
+    stopping (`settle`): thresholds are non-decreasing in n, so a run can only stop then. The
+    law of (τ, â, C) is the per-sample path's; the numbers are not (other draws). It satisfies
+    `jaxbai.base.Algorithm` (the algorithm's name, parameters and state), `jaxbai.base.Rounds`
+    and `jaxbai.base.Budgeted`.
+
+    Attributes:
+        algorithm: the episodic algorithm.
+        pulls: planned pulls per `budgeted_step`.
+    """
+
+    algorithm: EpisodicTopTwo
+    pulls: int = PULLS_PER_STEP
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.algorithm, EpisodicTopTwo):
+            raise ValueError(f"{self.algorithm.name} is not an EpisodicTopTwo")
+        if not isinstance(self.pulls, int) or self.pulls < 1:
+            raise ValueError(f"pulls must be a positive integer, got {self.pulls!r}")
+
+    @property
+    def name(self) -> str:
+        """The algorithm's name."""
+        return self.algorithm.name
+
+    @property
+    def info(self) -> AlgorithmInfo:
+        return self.algorithm.info
+
+    @property
+    def samples_per_step(self) -> int:
+        """At most this many samples per `budgeted_step` (the engine scales its chunks)."""
+        return self.pulls
+
+    def params(self, epsilon: ArrayLike | None = None, delta: ArrayLike = 0.01) -> TopTwoParams:
+        return self.algorithm.params(epsilon, delta)
+
+    def init(self, key: Key, params: TopTwoParams, num_arms: int) -> TopTwoState:
+        return self.algorithm.init(key, params, num_arms)
+
+    def select(self, state: TopTwoState, params: TopTwoParams) -> Scalar:
+        return self.algorithm.select(state, params)
+
+    def privatize(self, key: Key, reward: ArrayLike, params: TopTwoParams) -> Scalar:
+        return self.algorithm.privatize(key, reward, params)
+
+    def update(
+        self, key: Key, state: TopTwoState, arm: ArrayLike, z: ArrayLike, params: TopTwoParams
+    ) -> TopTwoState:
+        return self.algorithm.update(key, state, arm, z, params)
+
+    def stopping(self, state: TopTwoState, params: TopTwoParams) -> tuple[Scalar, Scalar]:
+        return self.algorithm.stopping(state, params)
+
+    def rounds(self, state: TopTwoState) -> Scalar:
+        return self.algorithm.rounds(state)
+
+    def planned_pull(
+        self, state: TopTwoState, params: TopTwoParams, max_samples: Scalar
+    ) -> TopTwoState:
+        """Count the next planned pull without drawing its reward; a no-op once stopped, at the
+        budget, or while an ended episode waits for its rewards."""
+        alg = self.algorithm
+        waiting = state.stopped | (state.n >= max_samples) | alg.episode_ended(state)
+        return tree_where(waiting, state, alg.planned_pull(state, params)[0])
+
+    def settle(
+        self,
+        stream: Key,
+        state: TopTwoState,
+        inst: Instance,
+        params: TopTwoParams,
+        max_samples: Scalar,
+    ) -> TopTwoState:
+        """Draw the ended episodes' reward sums, close them, then test stopping (Eq. 2).
+
+        Each ending arm's sum covers its pulls since its episode started; the stopping test
+        runs only after an episode end and below the budget, as the per-sample step would.
+        Keyed by ``fold_in(stream, n)``, the key the per-sample path gives step n.
+        """
+        alg, estimator = self.algorithm, self.algorithm.estimator
+        key = jax.random.fold_in(stream, state.n)
+        due = estimator.ended(state.estimate, state.counts) & ~state.stopped
+        pulls = jnp.where(due, estimator.episode_pulls(state.estimate, state.counts), 0)
+        sums = self._episode_sums(jax.random.fold_in(key, 3), inst, due, pulls, state.n)
+        u_mechanism = uniforms_from_key(key)[1]
+        estimate = estimator.observe_sums(
+            u_mechanism, key, state.estimate, state.counts, due, sums, params
+        )
+        closed = state._replace(estimate=estimate)
+        stop, best = alg.stopping(closed, params)
+        stop = stop & (closed.n < max_samples)
+        halted = closed._replace(stopped=jnp.bool_(True), recommendation=best)
+        return tree_where(jnp.any(due), tree_where(stop, halted, closed), state)
+
+    def _episode_sums(
+        self, key: Key, inst: Instance, due: jax.Array, pulls: jax.Array, n: Scalar
+    ) -> jax.Array:
+        """Each due arm's reward sum over ``pulls`` pulls, float32 ``(K,)`` (0 elsewhere).
+
+        With per-arm episodes at most one arm is due at a time (the pulled one), so one scalar
+        draw replaces K: the draw is most of the cost of an episode end.
+        """
+        if self.algorithm.episodes == "global":
+            return inst.sample_sum(key, pulls, n)
+        arm = jnp.argmax(due)
+        return jnp.where(due, inst.sample_arm_sum(key, arm, jnp.sum(pulls)), 0.0)
+
+    def budgeted_step(
+        self,
+        stream: Key,
+        state: TopTwoState,
+        inst: Instance,
+        params: TopTwoParams,
+        max_samples: Scalar,
+    ) -> TopTwoState:
+        """Up to `pulls` planned pulls (never past ``max_samples`` or an episode end), then
+        `settle`. For one run (`jaxbai.engine.run_vmap`); the grid engine runs the pulls over
+        its whole lane pool, which keeps the pool's memory layout."""
+
+        def pull(_: int, s: TopTwoState) -> TopTwoState:
+            return self.planned_pull(s, params, max_samples)
+
+        state = jax.lax.fori_loop(0, self.pulls, pull, state)
+        return self.settle(stream, state, inst, params, max_samples)
+
+    def step(
+        self, key: Key, state: TopTwoState, inst: Instance, params: TopTwoParams
+    ) -> TopTwoState:
+        """`budgeted_step` without a budget, ``key`` as the stream (a fresh key per call)."""
+        return self.budgeted_step(key, state, inst, params, jnp.int32(_validate.COUNT_MAX))

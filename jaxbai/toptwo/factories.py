@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from jaxbai import _validate, estimators, thresholds
-from jaxbai.base import Bonus, Threshold
 from jaxbai.toptwo.components import (
-    gaussian_bonus,
-    gaussian_bonus_global_counts,
-    gaussian_cost,
-    private_bonus_eq11,
-    private_bonus_eq11_global_counts,
-    private_bonus_time,
-    private_bonus_time_global_counts,
-    private_cost,
+    Bonus,
+    Threshold,
+    bonus_gaussian,
+    bonus_gaussian_global_counts,
+    bonus_private_eq11,
+    bonus_private_eq11_global_counts,
+    bonus_private_time,
+    bonus_private_time_global_counts,
+    cost_gaussian,
+    cost_private,
     threshold_gaussian_heuristic,
     threshold_gaussian_theory,
     threshold_private_heuristic,
@@ -20,7 +21,7 @@ from jaxbai.toptwo.components import (
     threshold_tilde_heuristic,
     threshold_tilde_theory,
 )
-from jaxbai.toptwo.driver import TopTwo
+from jaxbai.toptwo.driver import EpisodicTopTwo, TopTwo
 
 __all__ = [
     "adap_tt",
@@ -38,10 +39,10 @@ _THRESHOLDS = {
     "tilde": {"theory": threshold_tilde_theory, "heuristic": threshold_tilde_heuristic},
 }
 _LEADER_BONUSES = {
-    ("time", "per_arm"): private_bonus_time,
-    ("eq11", "per_arm"): private_bonus_eq11,
-    ("time", "global"): private_bonus_time_global_counts,
-    ("eq11", "global"): private_bonus_eq11_global_counts,
+    ("time", "per_arm"): bonus_private_time,
+    ("eq11", "per_arm"): bonus_private_eq11,
+    ("time", "global"): bonus_private_time_global_counts,
+    ("eq11", "global"): bonus_private_eq11_global_counts,
 }
 
 
@@ -81,12 +82,12 @@ def ttucb(threshold: str = "heuristic", beta: float = 0.5, sigma: float = 0.5) -
     return TopTwo(
         "ttucb",
         estimators.MLE(),
-        gaussian_cost,
-        gaussian_bonus,
+        cost_gaussian,
+        bonus_gaussian,
         _threshold("gaussian", threshold),
         beta=beta,
         sigma=sigma,
-        private_epsilon=False,
+        takes_epsilon=False,
     )
 
 
@@ -96,8 +97,8 @@ def ctb_tt(threshold: str = "heuristic", beta: float = 0.5) -> TopTwo:
     return TopTwo(
         "ctb_tt",
         estimators.CTB(),
-        gaussian_cost,
-        gaussian_bonus,
+        cost_gaussian,
+        bonus_gaussian,
         _threshold("gaussian", threshold),
         beta=beta,
     )
@@ -114,8 +115,8 @@ def gauss_ldp_tt(threshold: str = "heuristic", beta: float = 0.5, gamma: float =
     return TopTwo(
         "gauss_ldp_tt",
         estimators.GaussianMechanism(),
-        gaussian_cost,
-        gaussian_bonus,
+        cost_gaussian,
+        bonus_gaussian,
         _threshold("gaussian", threshold),
         beta=beta,
         gamma=gamma,
@@ -127,13 +128,15 @@ def _episodic_name(name: str, episodes: str) -> str:
     return name if estimators.check_episodes(episodes) == "per_arm" else f"{name}_global"
 
 
-def ttucb_dpa(threshold: str = "heuristic", beta: float = 0.5, episodes: str = "per_arm") -> TopTwo:
+def ttucb_dpa(
+    threshold: str = "heuristic", beta: float = 0.5, episodes: str = "per_arm"
+) -> EpisodicTopTwo:
     """TTUCB-DPA (Alg. 11, Appendix H): TTUCB whose means change only at episode ends. Not private.
 
     Batched non-private BAI: after an episode ends, the pulls up to the next episode end are
-    fixed without looking at any observation (`TopTwo.plan`). Means are those of all rewards,
-    with the local count Ñ they are based on (docs/semantics.md §17); leader b^G (Eq. 3) with Ñ
-    and log n, TC challenger with the global counts, GLR stopping with (μ̃, Ñ).
+    fixed without looking at any observation (`EpisodicTopTwo.plan`). Means are those of all
+    rewards, with the local count Ñ they are based on (docs/semantics.md §17); leader b^G
+    (Eq. 3) with Ñ and log n, TC challenger with the global counts, GLR stopping with (μ̃, Ñ).
 
     Args:
         threshold: ``"heuristic"`` (log((1 + log n)/δ)) or ``"theory"`` (Eq. 4 with Ñ).
@@ -146,14 +149,14 @@ def ttucb_dpa(threshold: str = "heuristic", beta: float = 0.5, episodes: str = "
         'ttucb_dpa_global'
     """
     _check_beta_sigma(beta, 0.5)
-    return TopTwo(
+    return EpisodicTopTwo(
         _episodic_name("ttucb_dpa", episodes),
         estimators.DPA(episodes),
-        gaussian_cost,
-        gaussian_bonus if episodes == "per_arm" else gaussian_bonus_global_counts,
+        cost_gaussian,
+        bonus_gaussian if episodes == "per_arm" else bonus_gaussian_global_counts,
         _threshold("gaussian", threshold),
         beta=beta,
-        private_epsilon=False,
+        takes_epsilon=False,
     )
 
 
@@ -162,7 +165,7 @@ def adap_tt(
     beta: float = 0.5,
     leader_bonus: str = "time",
     episodes: str = "per_arm",
-) -> TopTwo:
+) -> EpisodicTopTwo:
     """AdaP-TT (Alg. 9): DAF, W^G (Eq. 3), b^{G,ε} (Eq. 11), c^{G,ε} (Eq. 12); ε-global DP.
 
     Args:
@@ -180,10 +183,10 @@ def adap_tt(
             docs/semantics.md §18; the algorithm is then named ``adap_tt_global``).
     """
     _check_beta_sigma(beta, 0.5)
-    return TopTwo(
+    return EpisodicTopTwo(
         _episodic_name("adap_tt", episodes),
         estimators.DAF(episodes),
-        gaussian_cost,
+        cost_gaussian,
         _leader_bonus(leader_bonus, episodes),
         _threshold("private", threshold),
         beta=beta,
@@ -195,7 +198,7 @@ def adap_tt_star(
     beta: float = 0.5,
     leader_bonus: str = "time",
     episodes: str = "per_arm",
-) -> TopTwo:
+) -> EpisodicTopTwo:
     """AdaP-TT* (Alg. 10): DAF, W^{G,ε} (Eq. 13), c̃^{G,ε} (Eq. 14); ε-global DP.
 
     W^{G,ε} replaces W^G in both the TC challenger and the GLR stopping rule.
@@ -208,10 +211,10 @@ def adap_tt_star(
         >>> params = alg.params(epsilon=0.5, delta=0.01)
     """
     _check_beta_sigma(beta, 0.5)
-    return TopTwo(
+    return EpisodicTopTwo(
         _episodic_name("adap_tt_star", episodes),
         estimators.DAF(episodes),
-        private_cost,
+        cost_private,
         _leader_bonus(leader_bonus, episodes),
         _threshold("tilde", threshold),
         beta=beta,

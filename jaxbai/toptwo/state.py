@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 
@@ -12,36 +12,40 @@ __all__ = ["TopTwoParams", "TopTwoState"]
 class TopTwoState(NamedTuple):
     """State of one Top Two run (arrays only; K = number of arms).
 
+    The driver's fields, and the estimator's own state in ``estimate`` (defined by the
+    estimator: `jaxbai.estimators.MeanEstimate`, `jaxbai.estimators.EpisodeEstimate`, or a
+    user's), whose ``means`` and ``local_counts`` are also read as ``state.means`` and
+    ``state.local_counts``.
+
     Attributes:
         n: number of samples drawn so far (τ once stopped).
         counts: global counts N_a, int32 ``(K,)``.
-        sums: running (Kahan) sum of the estimator's window: all observations (MLE, CTB,
-            Gaussian) or the current phase's (DAF).
-        sums_error: Kahan compensation of ``sums``.
-        means: the estimator's means μ̃_a (noisy for DAF).
-        local_counts: local counts Ñ_a (= N_a except for DAF).
-        phase_start: N_{T_k(a),a}, the count at the start of arm a's current phase (DAF).
-        phases: phase index k_a (DAF); Σ_a k_a = rounds of adaptivity.
         leader_counts: L_a, times arm a was the leader.
         leader_pulls: N^a_a, times arm a was pulled while being the leader.
         priority: per-run random arm priority for tie-breaking.
         stopped: whether the GLR stopping rule has fired.
         recommendation: â at stopping (−1 before).
+        estimate: the estimator's state (a `jaxbai.base.Estimate`).
     """
 
     n: jax.Array
     counts: jax.Array
-    sums: jax.Array
-    sums_error: jax.Array
-    means: jax.Array
-    local_counts: jax.Array
-    phase_start: jax.Array
-    phases: jax.Array
     leader_counts: jax.Array
     leader_pulls: jax.Array
     priority: jax.Array
     stopped: jax.Array
     recommendation: jax.Array
+    estimate: Any
+
+    @property
+    def means(self) -> jax.Array:
+        """The estimator's means μ̃_a (noisy under global DP)."""
+        return self.estimate.means
+
+    @property
+    def local_counts(self) -> jax.Array:
+        """Local counts Ñ_a, the samples behind each mean (= N_a but for episodic estimators)."""
+        return self.estimate.local_counts
 
 
 class TopTwoParams(NamedTuple):
