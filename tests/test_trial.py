@@ -71,7 +71,7 @@ def reference_run(alg, params, num_arms, seed, observe, max_samples, epsilon=Non
         z = observe(arm)
         key, key_update = jax.random.split(key)
         value = None
-        if alg.privacy == "global":
+        if alg.info.privacy == "global":
             window[arm].append(z)
             due, _, counts = pending(state, jnp.int32(arm), jnp.float32(z), params)
             value = np.full(num_arms, np.nan)
@@ -152,7 +152,7 @@ def test_trial_matches_ask_tell(tmp_path, no_fsync, algorithm, epsilon, noise, o
     )  # fmt: skip
     assert published["actions"] == actions
     assert published["recommendation"] == recommendation
-    assert published["resolution"] == (m if alg.privacy == "global" else None)
+    assert published["resolution"] == (m if alg.info.privacy == "global" else None)
     with Trial.open(tmp_path / "t.trial", randbits=bits) as reopened:
         for ours, theirs in zip(
             jax.tree_util.tree_leaves(reopened._snap.state),

@@ -1,8 +1,11 @@
-"""The trial store (jaxbai.trial._store): schema-1 migration, O(1) writes, stale temporaries.
+"""The trial store (jaxbai.trial._store): schema-1 and schema-2 migration, O(1) writes, stale
+temporaries.
 
 Schema-1 files are written here from the layout the schema-1 code wrote (one JSON document:
 arrays as dtype, shape and base64 bytes, floats of the configuration as hexadecimal strings,
-exact sums as fractions, ``json.dumps(..., sort_keys=True, indent=1)``).
+exact sums as fractions, ``json.dumps(..., sort_keys=True, indent=1)``; a Top Two state as the
+13 arrays of `LEGACY_TOP_TWO`). Schema-2 stores are fixtures written by the schema-2 code
+(``tests/fixtures``), with the publication it gave after continuing them.
 """
 
 from __future__ import annotations
@@ -20,7 +23,25 @@ import jax
 import numpy as np
 import pytest
 
+from jaxbai.toptwo import TopTwoState
 from jaxbai.trial import Trial, _store
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+LEGACY_TOP_TWO = (
+    "n", "counts", "sums", "sums_error", "means", "local_counts", "phase_start", "phases",
+    "leader_counts", "leader_pulls", "priority", "stopped", "recommendation",
+)  # fmt: skip
+"""A Top Two state in schemas 1 and 2: one flat record (MLE estimators kept zero phases)."""
+
+
+def legacy_leaves(state) -> list:
+    """The state's arrays as schemas 1 and 2 laid them out."""
+    if not isinstance(state, TopTwoState):
+        return jax.tree_util.tree_leaves(state)
+    fields = {**state.estimate._asdict(), **state._asdict()}
+    zeros = np.zeros_like(np.asarray(state.counts))
+    return [fields.get(name, zeros) for name in LEGACY_TOP_TWO]
 
 
 @pytest.fixture
@@ -71,7 +92,7 @@ def schema1_bytes(t: Trial, noise: str | None = None) -> bytes:
             "noise": noise or c.noise,
         },
         "key": array(jax.random.key_data(t._snap.key)),
-        "state": [array(leaf) for leaf in jax.tree_util.tree_leaves(t._snap.state)],
+        "state": [array(leaf) for leaf in legacy_leaves(t._snap.state)],
         "actions": array(np.asarray(t.publish()["actions"], np.int32)),
         "pending_arm": t.status().pending_arm,
         "windows": [] if noise == "prng" else [[n, str(s)] for n, s in t._snap.windows],
@@ -119,6 +140,29 @@ def test_schema1_files_that_cannot_continue_are_refused(tmp_path, no_fsync):
     path.write_bytes(plain)
     with Trial.open(path) as t:
         assert t.status().samples == 5 and t.publish()["noise"] == "none"
+
+
+@pytest.mark.parametrize("name", ["adap_tt", "ttucb"])
+def test_schema2_store_is_migrated_and_continues_exactly(name, tmp_path):
+    """A store written by the schema-2 code after 30 outcomes, continued with the next 120
+    outcomes of the same stream, publishes what the schema-2 code published."""
+    path = tmp_path / f"{name}.trial"
+    path.write_bytes((FIXTURES / f"schema2_{name}.trial").read_bytes())
+    expected = json.loads((FIXTURES / "schema2_expected.json").read_text())[name]
+    rng = np.random.default_rng(3)
+    outcomes = rng.random(150)  # the fixture's stream: one draw per outcome
+    with Trial.open(path) as t:
+        assert t.status().samples == 30
+        for u in outcomes[30:]:
+            arm = t.next_arm()
+            t.record(arm, float(u < (0.6, 0.5, 0.4)[arm]))
+        got = {**t.publish(), "samples": t.status().samples}
+    assert got == expected
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        meta = dict(db.execute("SELECT name, value FROM meta"))
+    assert meta["schema_version"] == "3" and ".estimate.means" in json.loads(meta["paths"])
+    with Trial.open(path) as t:  # reopens as schema 3
+        assert t.publish() == {k: v for k, v in expected.items() if k != "samples"}
 
 
 def wal_frames_per_record(t: Trial, records: int) -> float:

@@ -40,7 +40,7 @@ What is kept and what is published (Section 2.3).
 * ``ttucb`` is not private; its store holds raw rewards.
 
 Rewards outside [0, 1] are rejected for algorithms whose privacy proof needs [0, 1]
-(``alg.unit_interval``), unless the trial was created with ``clip=True``, which the
+(``alg.info.unit_interval``), unless the trial was created with ``clip=True``, which the
 publication then states; with ``outcomes="binary"`` only 0 and 1 are accepted.
 
 Modules: `jaxbai.trial.discrete_noise` (exact discrete Laplace releases),
@@ -59,34 +59,29 @@ Example:
   1
 """
 
-from jaxbai.registry import ALGORITHMS
 from jaxbai.trial import discrete_noise, secure_noise
 from jaxbai.trial._config import (
     NOISE_MODES,
     OUTCOMES,
+    PUBLICATION_VERSION,
     PUBLISHED_FIELDS,
     SCHEMA_VERSION,
     TrialConfig,
     TrialStatus,
 )
-from jaxbai.trial._store import atomic_write
 from jaxbai.trial._trial import Trial
 from jaxbai.trial.cli import main
 from jaxbai.trial.secure_noise import privatize_locally
 
-FACTORIES = ALGORITHMS
-"""Former name → factory dictionary of trial algorithms, now the registry itself (entries are
-callable like factories); kept for compatibility, use `jaxbai.registry.ALGORITHMS`."""
-
 __all__ = [
     "NOISE_MODES",
     "OUTCOMES",
+    "PUBLICATION_VERSION",
     "PUBLISHED_FIELDS",
     "SCHEMA_VERSION",
     "Trial",
     "TrialConfig",
     "TrialStatus",
-    "atomic_write",
     "discrete_noise",
     "main",
     "privatize_locally",

@@ -4,7 +4,7 @@ Example:
   >>> config = TrialConfig("adap_tt", {}, 3, 1.0, 0.05, clip=False, noise="prng")
   >>> check_config(config)
   >>> alg, params = build(config)
-  >>> alg.privacy, alg.episodic
+  >>> alg.info.privacy, isinstance(alg, Episodic)
   ('global', True)
 """
 
@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import jax
 
-from jaxbai.base import Algorithm
+from jaxbai.base import Algorithm, Episodic, Releasing
 from jaxbai.registry import ALGORITHMS
 from jaxbai.trial._config import NOISE_MODES, OUTCOMES, TrialConfig
 
@@ -28,9 +28,11 @@ __all__ = ["build", "check_config", "compiled"]
 class _Functions(NamedTuple):
     select: Callable[..., Any]
     stopping: Callable[..., Any]
-    pending_release: Callable[..., Any]
     update: Callable[..., Any]
-    plan: Callable[..., Any]
+    pending_release: Callable[..., Any] | None
+    """`jaxbai.base.Releasing` algorithms only."""
+    plan: Callable[..., Any] | None
+    """`jaxbai.base.Episodic` algorithms only."""
 
 
 @functools.cache
@@ -39,16 +41,26 @@ def compiled(alg: Algorithm) -> _Functions:
     return _Functions(
         jax.jit(alg.select),
         jax.jit(alg.stopping),
-        jax.jit(alg.pending_release),
         jax.jit(alg.update),
-        jax.jit(alg.plan, static_argnums=2),
+        jax.jit(alg.pending_release) if isinstance(alg, Releasing) else None,
+        jax.jit(alg.plan, static_argnums=2) if isinstance(alg, Episodic) else None,
     )
 
 
 def build(config: TrialConfig) -> tuple[Algorithm, Any]:
-    """The algorithm (built by its registry entry) and its numeric parameters."""
+    """The algorithm (built by its registry entry) and its numeric parameters.
+
+    Raises:
+      ValueError: a global-DP algorithm that is not `jaxbai.base.Releasing` (a trial must
+        supply its releases, with exact noise from the CSPRNG).
+    """
     alg = ALGORITHMS.get_entry(config.algorithm)(**config.options)
-    if not alg.private_epsilon:
+    if alg.info.privacy == "global" and not isinstance(alg, Releasing):
+        raise ValueError(
+            f"{config.algorithm} is global-DP but has no pending_release: a trial cannot supply "
+            "its releases (jaxbai.base.Releasing)"
+        )
+    if not alg.info.takes_epsilon:
         return alg, alg.params(delta=config.delta)
     return alg, alg.params(epsilon=config.epsilon, delta=config.delta)
 

@@ -12,9 +12,12 @@ from typing import Any
 
 import jax
 
-SCHEMA_VERSION = 2
-"""Version of the store and publication layouts. `Trial.open` migrates version 1 (the JSON state
-file) and refuses any other."""
+SCHEMA_VERSION = 3
+"""Version of the store layout. `Trial.open` migrates versions 1 (the JSON state file) and 2
+(a flat Top Two state, `jaxbai.trial._schema2`) and refuses any other."""
+
+PUBLICATION_VERSION = 2
+"""Version of the publication layout (`Trial.publish`; unchanged since store schema 2)."""
 
 NOISE_MODES = ("secure", "prng")
 """``"secure"``: discrete Laplace from the operating system's CSPRNG via OpenDP (real trials).

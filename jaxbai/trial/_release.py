@@ -66,7 +66,7 @@ class Releaser:
         self._randbits = randbits
         self.resolution: int | None = None
         self._secure: discrete_noise.IntegerNoise | None = None
-        if alg.privacy == "global":
+        if alg.info.privacy == "global":
             self.resolution = discrete_noise.release_resolution(config.epsilon)
             if not self._prng and randbits is None:
                 self._secure = discrete_noise.opendp_laplace(config.epsilon, self.resolution)

@@ -1,10 +1,13 @@
 """Storage of a trial: one SQLite database with O(1) writes per record, and the lock.
 
-The store (schema 2) has three tables:
+The store (schema 3) has three tables:
 
 * ``meta(name, value)``: ``format``, ``schema_version``, ``sensitive``, ``config`` (JSON, floats
-  as hexadecimal strings), ``layout`` (dtype and shape of the key data and of every state leaf)
-  and, for a store migrated from a schema-1 JSON file, ``migrated`` (the sample it happened at).
+  as hexadecimal strings), ``layout`` (dtype and shape of the key data and of every state leaf),
+  ``paths`` (the path of every state leaf in the algorithm's state) and, for a store migrated
+  from a schema-1 JSON file, ``migrated`` (the sample it happened at). A schema-2 store (no
+  ``paths``; a flat Top Two state) is migrated when its snapshot is first read, in one
+  transaction (`jaxbai.trial._schema2`); a schema-1 file becomes a schema-2 store first.
 * ``snapshot``: one row, rewritten by every applied outcome: ``samples`` (outcomes applied),
   ``data`` (the key data and state leaves, bit for bit) and ``windows`` (per arm, count and
   exact sum of the unreleased observations, as fractions).
@@ -39,9 +42,10 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxbai.trial._schema1 as _schema1
+import jaxbai.trial._schema2 as _schema2
 from jaxbai.trial._config import SCHEMA_VERSION, STATE_FORMAT, Snapshot, TrialConfig, Windows
 
-__all__ = ["SYNCHRONOUS", "Store", "atomic_write", "lock"]
+__all__ = ["SYNCHRONOUS", "Store", "lock"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -117,6 +121,22 @@ def _layout(leaves: list[np.ndarray]) -> list[list[Any]]:
     return [[leaf.dtype.str, list(leaf.shape)] for leaf in leaves]
 
 
+def _paths(state: Any) -> list[str]:
+    return [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(state)[0]]
+
+
+def _decode(data: bytes, layout: list[list[Any]]) -> list[np.ndarray]:
+    """The arrays of a snapshot's ``data``, by its stored ``layout``."""
+    arrays, offset = [], 0
+    for dtype, shape in layout:
+        like = np.zeros(shape, np.dtype(dtype))
+        arrays.append(np.frombuffer(data, like.dtype, like.size, offset).reshape(like.shape))
+        offset += like.nbytes
+    if offset != len(data):
+        raise ValueError("the trial store's snapshot does not match its layout")
+    return arrays
+
+
 def _encode_windows(windows: Windows) -> str:
     return json.dumps([[count, str(total)] for count, total in windows])
 
@@ -166,28 +186,6 @@ def _install(path: Path, write: Callable[[Path], None], *, exclusive: bool = Fal
     _fsync(path.parent)
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes, *, exclusive: bool = False) -> None:
-    """Replaces (or, if ``exclusive``, creates) ``path`` with ``data``, atomically and durably.
-
-    Kept from the JSON state files of schema 1 (the store now uses SQLite transactions); the
-    same temporary-file, fsync, rename discipline as a new store.
-
-    Example:
-      >>> import tempfile
-      >>> path = Path(tempfile.mkdtemp()) / "notes.txt"
-      >>> atomic_write(path, b"first", exclusive=True)
-      >>> atomic_write(path, b"second")
-      >>> path.read_bytes()
-      b'second'
-    """
-
-    def write(temporary: Path) -> None:
-        temporary.write_bytes(data)
-        _fsync(temporary)
-
-    _install(Path(path), write, exclusive=exclusive)
-
-
 def _build(
     temporary: Path,
     config: TrialConfig,
@@ -196,7 +194,8 @@ def _build(
     assignments: Iterable[tuple[int, int]],
     migrated: int | None,
 ) -> None:
-    """Writes a complete store into the (empty) file ``temporary`` and fsyncs it."""
+    """Writes a complete store into the (empty) file ``temporary`` and fsyncs it: schema 3, or
+    schema 2 for a schema-1 file (``migrated``), whose state is the flat list of its leaves."""
     db = sqlite3.connect(temporary, isolation_level=None)
     try:
         db.execute("PRAGMA journal_mode=WAL")
@@ -205,12 +204,14 @@ def _build(
         db.execute("BEGIN IMMEDIATE")
         meta = {
             "format": STATE_FORMAT,
-            "schema_version": str(SCHEMA_VERSION),
+            "schema_version": str(SCHEMA_VERSION if migrated is None else 2),
             "sensitive": json.dumps(sensitive),
             "config": _encode_config(config),
             "layout": json.dumps(_layout(_leaves(snap))),
         }
-        if migrated is not None:
+        if migrated is None:
+            meta["paths"] = json.dumps(_paths(snap.state))
+        else:
             meta["migrated"] = json.dumps({"schema_version": 1, "samples": migrated})
         db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
         db.execute("INSERT INTO snapshot VALUES (0, ?, ?, ?)", _snapshot_row(snap))
@@ -234,11 +235,12 @@ class Store:
         meta = dict(db.execute("SELECT name, value FROM meta"))
         if meta.get("format") != STATE_FORMAT:
             raise ValueError("not a jaxbai trial store")
-        if meta.get("schema_version") != str(SCHEMA_VERSION):
+        if meta.get("schema_version") not in (str(SCHEMA_VERSION), "2"):
             raise ValueError(
                 f"unsupported trial schema version {meta.get('schema_version')!r} "
-                f"(this jaxbai reads version {SCHEMA_VERSION} and migrates version 1)"
+                f"(this jaxbai reads version {SCHEMA_VERSION} and migrates versions 1 and 2)"
             )
+        self._paths = json.loads(meta["paths"]) if "paths" in meta else None
         self.config = _decode_config(meta["config"])
         self.sensitive = bool(json.loads(meta["sensitive"]))
         self.migrated_at = json.loads(meta["migrated"])["samples"] if "migrated" in meta else None
@@ -303,15 +305,36 @@ class Store:
         ).fetchone()
         leaves, treedef = jax.tree_util.tree_flatten(template)
         expected = [np.asarray(jax.random.key_data(jax.random.key(0))), *map(np.asarray, leaves)]
-        if self._layout != _layout(expected):
+        if self._paths is not None and (
+            self._layout != _layout(expected) or self._paths != _paths(template)
+        ):
             raise ValueError("the trial store does not match the algorithm's state layout")
-        arrays, offset = [], 0
-        for like in expected:
-            arrays.append(np.frombuffer(data, like.dtype, like.size, offset).reshape(like.shape))
-            offset += like.nbytes
+        arrays = _decode(data, self._layout)
+        if self._paths is None:
+            arrays = [arrays[0], *_schema2.state_leaves(arrays[1:], template)]
         key = jax.random.wrap_key_data(jnp.asarray(arrays[0]))
         state = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(a) for a in arrays[1:]])
-        return Snapshot(key, state, samples, _decode_windows(windows))
+        snap = Snapshot(key, state, samples, _decode_windows(windows))
+        if self._paths is None:
+            self._upgrade(snap)
+        return snap
+
+    def _upgrade(self, snap: Snapshot) -> None:
+        """Rewrites a schema-2 store's snapshot and layout as schema 3, in one transaction."""
+        rows = {
+            "schema_version": str(SCHEMA_VERSION),
+            "layout": json.dumps(_layout(_leaves(snap))),
+            "paths": json.dumps(_paths(snap.state)),
+        }
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows.items())
+            self._db.execute("UPDATE snapshot SET data = ?", (_snapshot_row(snap)[1],))
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._layout, self._paths = json.loads(rows["layout"]), _paths(snap.state)
 
     def issued(self, samples: int) -> tuple[dict[int, int], dict[int, float]]:
         """Assignments not yet applied (participant → arm) and held outcomes (participant →

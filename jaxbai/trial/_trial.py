@@ -28,11 +28,11 @@ import numpy as np
 
 import jaxbai.trial._store as _store
 import jaxbai.trial.secure_noise as secure_noise
-from jaxbai.base import Algorithm
+from jaxbai.base import Algorithm, Episodic
 from jaxbai.trial._algorithm import build, check_config, compiled
 from jaxbai.trial._config import (
     PUBLICATION_FORMAT,
-    SCHEMA_VERSION,
+    PUBLICATION_VERSION,
     Snapshot,
     TrialConfig,
     TrialStatus,
@@ -145,11 +145,11 @@ class Trial:
         Releaser(config, alg, randbits)  # fails now, not at the first release
         key_init, key = jax.random.split(_first_key(seed))
         state = alg.init(key_init, params, config.num_arms)
-        windows = ((0, Fraction(0)),) * config.num_arms if alg.privacy == "global" else ()
+        windows = ((0, Fraction(0)),) * config.num_arms if alg.info.privacy == "global" else ()
         path = Path(path)
         lock_fd = _store.lock(path)
         try:
-            sensitive = alg.privacy != "local"
+            sensitive = alg.info.privacy != "local"
             snap = Snapshot(key, state, 0, windows)
             return cls(lock_fd, _store.Store.create(path, config, sensitive, snap), randbits)
         except BaseException:
@@ -216,8 +216,8 @@ class Trial:
 
     @property
     def gamma(self) -> float | None:
-        """γ of the participants' mechanism (``alg.mechanism_gamma``; ``gauss_ldp_tt``) or None."""
-        return self._alg.mechanism_gamma
+        """γ of the participants' mechanism (``alg.info.gamma``; ``gauss_ldp_tt``) or None."""
+        return self._alg.info.gamma
 
     # --- assignments --------------------------------------------------------------------------
     def _stopping(self) -> tuple[bool, int]:
@@ -279,7 +279,7 @@ class Trial:
           ValueError: a fully sequential algorithm (use `next_arm`), or a bad ``max_size``.
           RuntimeError: the trial has stopped.
         """
-        if not self._alg.episodic:
+        if not isinstance(self._alg, Episodic):
             raise ValueError(
                 f"{self._config.algorithm} is fully sequential: each assignment needs the "
                 "previous outcome, so it has no cohorts; use next_arm()"
@@ -366,7 +366,7 @@ class Trial:
             self._held.pop(q, None)
 
     def _observation(self, reward: float) -> float:
-        mechanism = self._alg.local_mechanism
+        mechanism = self._alg.info.participant_mechanism
         if mechanism == "randomised_response" or self._config.outcomes == "binary":
             z = secure_noise.finite_reward(reward)
             if z not in (0.0, 1.0):
@@ -379,31 +379,28 @@ class Trial:
                 raise ValueError(f"{self._config.algorithm} records {what} (0 or 1), got {z!r}")
             return z
         # Another participant-side mechanism (Gaussian) outputs any real: only finiteness holds.
-        if mechanism is not None or not (self._alg.unit_interval or self._config.clip):
+        if mechanism is not None or not (self._alg.info.unit_interval or self._config.clip):
             return secure_noise.finite_reward(reward)
         return secure_noise.unit_reward(reward, self._config.clip)
 
     def _advance(self, snap: Snapshot, arm: int, z: float) -> Snapshot:
         """The snapshot after applying ``z`` for ``arm`` (pure but for the release's noise)."""
         key, key_update = _split(snap.key)
-        release = None
+        args = (key_update, snap.state, np.int32(arm), np.float32(z), self._params)
         windows = snap.windows
-        if windows:
-            windows = add_to_window(windows, arm, z)
-            pending = functools.partial(self._fns.pending_release, params=self._params)
-            release, windows = self._releaser.release(
-                pending, snap.state, arm, z, windows, key_update
-            )
-        state = self._fns.update(
-            key_update, snap.state, np.int32(arm), np.float32(z), self._params, release
-        )
+        if not windows:
+            return Snapshot(key, self._fns.update(*args), snap.samples + 1, windows)
+        windows = add_to_window(windows, arm, z)
+        pending = functools.partial(self._fns.pending_release, params=self._params)
+        release, windows = self._releaser.release(pending, snap.state, arm, z, windows, key_update)
+        state = self._fns.update(*args, release)
         return Snapshot(key, state, snap.samples + 1, windows)
 
     # --- reporting ----------------------------------------------------------------------------
     def _noise(self) -> str:
-        privacy = self._alg.privacy
+        privacy = self._alg.info.privacy
         if privacy == "local":
-            return f"participant-side {self._alg.local_mechanism}"
+            return f"participant-side {self._alg.info.participant_mechanism}"
         if privacy == "none":
             return "none"
         text = self._releaser.describe()
@@ -420,7 +417,7 @@ class Trial:
         stopped, recommendation = self._stopping()
         return TrialStatus(
             algorithm=self._config.algorithm,
-            privacy=self._alg.privacy,
+            privacy=self._alg.info.privacy,
             num_arms=self._config.num_arms,
             epsilon=self._config.epsilon,
             delta=self._config.delta,
@@ -453,10 +450,10 @@ class Trial:
         samples = self._snap.samples
         return {
             "format": PUBLICATION_FORMAT,
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": PUBLICATION_VERSION,
             "algorithm": self._config.algorithm,
             "options": self._config.options,
-            "privacy": self._alg.privacy,
+            "privacy": self._alg.info.privacy,
             "num_arms": self._config.num_arms,
             "epsilon": self._config.epsilon,
             "delta": self._config.delta,
