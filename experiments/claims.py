@@ -34,7 +34,7 @@ import numpy as np
 
 from experiments import overlay, results, rounds, stats
 from experiments.results import Table
-from experiments.specs import DISPLAY_NAMES
+from experiments.specs import registry
 from experiments.stats import Interval
 
 if TYPE_CHECKING:
@@ -286,7 +286,7 @@ def claim_from_cells(key: str, statement: str, cells: Sequence[Cell], what: str)
 # ----------------------------------------------------------------------------- the claims
 def _names(*algorithms: str) -> tuple[str, ...]:
     """Display names of ``algorithms`` in the registry."""
-    return tuple(DISPLAY_NAMES[a] for a in algorithms)
+    return tuple(registry()[a].display_name for a in algorithms)
 
 
 def _regimes(ctx: Context, privacy: str):

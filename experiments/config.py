@@ -49,7 +49,6 @@ from typing import Any
 
 from experiments import lines
 from experiments.specs import (
-    ALGORITHM_PRIVACY,
     PAPER_INSTANCE_NAMES,
     AlgorithmSpec,
     ConfigError,
@@ -215,7 +214,7 @@ class SweepConfig:
             labels = self.algorithm_labels
             algorithm = self.algorithm(algorithm) if algorithm in labels else algorithm
         name = algorithm.algorithm if isinstance(algorithm, AlgorithmSpec) else algorithm
-        privacy = ALGORITHM_PRIVACY[name]
+        privacy = registry()[name].privacy
         if privacy == "none":
             return (math.inf,)
         return self.local_epsilons if privacy == "local" else self.global_epsilons
@@ -379,7 +378,7 @@ def _unique(values: Sequence[str], key: str) -> None:
 def _check_pair(alg, index: int, spec: AlgorithmSpec, instance: InstanceSpec) -> None:
     """Can ``alg`` run on ``instance``? (rewards in [0, 1]; sub-Gaussian σ for Gaussian)."""
     path = ("algorithms", index)
-    if alg.unit_interval and not instance.unit_interval:
+    if alg.info.unit_interval and not instance.unit_interval:
         raise ConfigError(
             path,
             f"{spec.label} needs rewards in [0, 1] for its privacy, but instance "

@@ -1,10 +1,9 @@
 """Cost plan of a sweep: predicted samples and wall time per cell, before running it.
 
-``python -m experiments.sweep --preset paper --plan`` (or ``python -m experiments.plan`` with
-the sweep's options) prints, per cell (algorithm, instance, ε, δ) and in total, the predicted
-samples and wall time on the devices this process sees, most expensive cells first, with their
-cumulative share: the cells that dominate are the first lines. Nothing of the grid is run
-beyond a short pilot.
+``python -m experiments.sweep --preset paper --plan`` prints, per cell (algorithm, instance, ε,
+δ) and in total, the predicted samples and wall time on the devices this process sees, most
+expensive cells first, with their cumulative share: the cells that dominate are the first lines.
+Nothing of the grid is run beyond a short pilot.
 
 The model. A cell's mean stopping time is predicted as E[τ] ≈ factor × bound, where
 
@@ -26,7 +25,6 @@ the processes.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -45,7 +43,6 @@ __all__ = [
     "PILOT_TAU",
     "Cell",
     "format_plan",
-    "main",
     "nearest_factor",
     "pilot_cells",
     "plan",
@@ -168,7 +165,7 @@ def _pilot(spec, config, eps, bound, chosen, processes) -> tuple[np.ndarray, np.
     the cell reached `PILOT_CAP` (its factor is then a lower bound), and the predicted samples
     per second of the whole grid (see the module docstring).
     """
-    from experiments.sweep import instance_groups
+    from experiments.specs import instance_groups
     from jaxbai import engine
 
     alg = spec.build(config.threshold)
@@ -311,21 +308,3 @@ def print_plan(config: SweepConfig, processes: int = 1) -> int:
     print(format_plan(cells, f"{len(devices)} {devices[0].platform} devices ({kinds})", processes))
     print(f"plan made in {time.perf_counter() - start:.0f} s with JAX {jax.__version__}")
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m experiments.plan``: the sweep's command line, planned instead of run."""
-    from experiments import sweep
-
-    parser = sweep.build_parser()
-    parser.prog = "python -m experiments.plan"
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    try:
-        config = sweep.config_from_args(args)
-    except ValueError as err:
-        parser.error(str(err))
-    return print_plan(config, getattr(args, "num_processes", None) or 1)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

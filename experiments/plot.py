@@ -43,7 +43,7 @@ from matplotlib.lines import Line2D
 from experiments import config, overlay, results, rounds, stats
 from experiments.config import PlotOptions, SweepConfig
 from experiments.results import Table
-from experiments.specs import ALGORITHM_PRIVACY, DISPLAY_NAMES
+from experiments.specs import display_name, registry
 
 __all__ = [
     "STYLE",
@@ -109,7 +109,7 @@ class Labels(NamedTuple):
         """Names, episode modes and instances for ``summary``'s algorithms and instances."""
         labels = results.unique(summary["algorithm"])
         own = {a.label: a for a in sweep_config.algorithms} if sweep_config else {}
-        names = {a: own[a].display_name() if a in own else DISPLAY_NAMES.get(a, a) for a in labels}
+        names = {a: own[a].display_name() if a in own else display_name(a) for a in labels}
         instances = {i.name: i for i in sweep_config.instances} if sweep_config else {}
         return cls(names, rounds.episode_modes(labels, sweep_config), instances)
 
@@ -118,7 +118,7 @@ def _privacy(summary: Table) -> dict[str, str]:
     """Trust model of every algorithm of ``summary``: registered ones first, in registry order,
     then the others in order of appearance with their ``privacy`` column."""
     present = dict(zip(summary["algorithm"].tolist(), summary["privacy"].tolist(), strict=True))
-    registered = {a: p for a, p in ALGORITHM_PRIVACY.items() if a in present}
+    registered = {a: e.privacy for a, e in registry().items() if a in present}
     return registered | {a: p for a, p in present.items() if a not in registered}
 
 
@@ -197,7 +197,7 @@ def draw_algorithm(
     """One algorithm's curve on one panel: τ (or C if ``rounds_of``) against ε at ``delta``, or
     against δ if ``delta`` is None; a non-private algorithm in an ε figure is a horizontal band."""
     color, marker = STYLE.get(algorithm, ("gray", "o"))
-    label = (labels.names if labels else DISPLAY_NAMES).get(algorithm, algorithm)
+    label = labels.names.get(algorithm, algorithm) if labels else display_name(algorithm)
     idx = _cells(summary, algorithm, instance, delta)
     if not len(idx):
         return
@@ -205,7 +205,8 @@ def draw_algorithm(
     mean_col, std_col = ("rounds_mean", "rounds_std") if rounds_of else ("mean", "std")
     mean, std = summary[mean_col][idx].astype(float), summary[std_col][idx].astype(float)
     cens = summary["censored"][idx]
-    privacy = ALGORITHM_PRIVACY.get(algorithm, summary["privacy"][idx[0]])
+    entries = registry()
+    privacy = entries[algorithm].privacy if algorithm in entries else summary["privacy"][idx[0]]
     if privacy == "none" and delta is not None:
         ax.axhline(mean[0], color=color, lw=1.2, label=f"{label} (non-private)")
         ax.axhspan(mean[0] - std[0], mean[0] + std[0], color=color, alpha=0.08)

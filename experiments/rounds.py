@@ -47,9 +47,9 @@ BOUND_TEXT = {"per_arm": "K log₂ E[τ]", "global": "log₂ E[τ]"}
 def episode_mode(alg: Algorithm) -> str | None:
     """``"per_arm"`` or ``"global"`` for an episodic algorithm; None otherwise (DP-SE's epochs
     and fully sequential algorithms have no bound in Appendix H)."""
-    if not alg.episodic:
-        return None
-    return getattr(getattr(alg, "estimator", None), "episodes", None)
+    from jaxbai.base import Episodic
+
+    return alg.episodes if isinstance(alg, Episodic) else None
 
 
 def episode_modes(labels: Iterable[str], config: SweepConfig | None = None) -> dict:

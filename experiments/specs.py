@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,21 +37,20 @@ if TYPE_CHECKING:
     from jaxbai.base import Algorithm, Instance
 
 __all__ = [
-    "ALGORITHM_PRIVACY",
-    "DISPLAY_NAMES",
     "FAMILIES",
     "INSTANCE_KEYS",
     "PAPER_INSTANCE_NAMES",
     "AlgorithmSpec",
     "ConfigError",
     "InstanceSpec",
-    "RegistryView",
     "algorithm_from_entry",
     "check_algorithm",
     "derived_name",
+    "display_name",
     "format_key",
     "instance_from_entry",
     "instance_from_mapping",
+    "instance_groups",
     "paper_instance",
     "registry",
 ]
@@ -117,39 +116,25 @@ def registry():
     return ALGORITHMS
 
 
-class RegistryView(Mapping[str, str]):
-    """A read-only name → attribute view of `jaxbai.ALGORITHMS`, read at every access.
+def display_name(name: str) -> str:
+    """The figure and report name of a registered algorithm (``name`` itself otherwise)."""
+    entries = registry()
+    return entries[name].display_name if name in entries else name
 
-    An algorithm registered after this module was imported (``jaxbai.register``) is seen.
 
-    Attributes:
-        attribute: the `jaxbai.AlgorithmEntry` field this view reads.
+def instance_groups(instances: Sequence[InstanceSpec]) -> list[tuple[int, ...]]:
+    """Indices of the instances that share one engine grid (same family and K), in order of
+    first appearance.
+
+    >>> from experiments.specs import paper_instance
+    >>> g = InstanceSpec("g", "gaussian", (1.0, 0.0), sigma=1.0)
+    >>> instance_groups([paper_instance("mu1"), g, paper_instance("mu2")])
+    [(0, 2), (1,)]
     """
-
-    def __init__(self, attribute: str) -> None:
-        self.attribute = attribute
-
-    def __getitem__(self, name: str) -> str:
-        entries = registry()
-        if name not in entries:
-            raise KeyError(f"unknown algorithm {name!r}; registered: {list(entries)}")
-        return getattr(entries[name], self.attribute)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(registry()))
-
-    def __len__(self) -> int:
-        return len(registry())
-
-    def __repr__(self) -> str:
-        return f"RegistryView({self.attribute!r}: {dict(self)!r})"
-
-
-ALGORITHM_PRIVACY: Mapping[str, str] = RegistryView("privacy")
-"""Trust model of each registered algorithm (``jaxbai.ALGORITHMS[name].privacy``)."""
-
-DISPLAY_NAMES: Mapping[str, str] = RegistryView("display_name")
-"""Name of each registered algorithm in figures and reports."""
+    groups: dict[tuple, list[int]] = {}
+    for i, spec in enumerate(instances):
+        groups.setdefault((spec.family, spec.num_arms), []).append(i)
+    return [tuple(g) for g in groups.values()]
 
 
 # ----------------------------------------------------------------------------- values
@@ -386,7 +371,7 @@ class AlgorithmSpec:
 
     def display_name(self) -> str:
         """The registry's display name, followed by the options, e.g. ``AdaP-TT (β = 0.3)``."""
-        base = DISPLAY_NAMES.get(self.algorithm, self.algorithm)
+        base = display_name(self.algorithm)
         if self.label != self.algorithm and not self.options:
             return f"{base} [{self.label}]"
         parts = [f"{_OPTION_SYMBOLS.get(k, k)} = {v}" for k, v in self.options]

@@ -53,6 +53,7 @@ from experiments.specs import (
     InstanceSpec,
     derived_name,
     instance_from_mapping,
+    instance_groups,
 )
 
 if TYPE_CHECKING:  # at run time jaxbai is imported inside functions, when first needed
@@ -66,7 +67,6 @@ __all__ = [
     "config_from_args",
     "engine_stats",
     "inline_instance",
-    "instance_groups",
     "main",
     "make_algorithm",
     "run_algorithm",
@@ -265,21 +265,6 @@ def make_algorithm(name: str, threshold: str) -> Algorithm:
         ValueError: ``name`` is not registered.
     """
     return AlgorithmSpec(name, name).build(threshold)
-
-
-def instance_groups(instances: Sequence[InstanceSpec]) -> list[tuple[int, ...]]:
-    """Indices of the instances that share one engine grid (same family and K), in order of
-    first appearance.
-
-    >>> from experiments.specs import paper_instance
-    >>> g = InstanceSpec("g", "gaussian", (1.0, 0.0), sigma=1.0)
-    >>> instance_groups([paper_instance("mu1"), g, paper_instance("mu2")])
-    [(0, 2), (1,)]
-    """
-    groups: dict[tuple, list[int]] = {}
-    for i, spec in enumerate(instances):
-        groups.setdefault((spec.family, spec.num_arms), []).append(i)
-    return [tuple(g) for g in groups.values()]
 
 
 def _instance_rows(

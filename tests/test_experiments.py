@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 
+import jaxbai
 from experiments import grids, plot, report, results, stats, sweep
 
 TINY = [
@@ -148,8 +149,8 @@ def user_algorithm():
 def test_registered_algorithm_runs_through_the_sweep_api(user_algorithm, tmp_path):
     fig2 = grids.config_from_preset("fig2", algorithms=(user_algorithm,))
     assert fig2.epsilons_for(user_algorithm) == grids.GLOBAL_EPSILONS
-    assert grids.ALGORITHM_PRIVACY[user_algorithm] == "global"
-    assert grids.DISPLAY_NAMES[user_algorithm] == "AdaP-TT (β = 0.3, fixed)"
+    assert jaxbai.ALGORITHMS[user_algorithm].privacy == "global"
+    assert jaxbai.ALGORITHMS[user_algorithm].display_name == "AdaP-TT (β = 0.3, fixed)"
     assert sweep.make_algorithm(user_algorithm, "theory") == _adap_tt_fixed()
 
     out = str(tmp_path / "user")
@@ -213,7 +214,7 @@ def _runs(algorithm: str, instance: str, eps: float, mean: float, errors=0, cens
     cens = np.arange(n) >= n - censored
     return {
         "algorithm": np.full(n, algorithm, object),
-        "privacy": np.full(n, grids.ALGORITHM_PRIVACY[algorithm], object),
+        "privacy": np.full(n, jaxbai.ALGORITHMS[algorithm].privacy, object),
         "instance": np.full(n, instance, object),
         "means": np.full(n, "0.9 0.5", object),
         "K": np.full(n, 2),

@@ -14,7 +14,7 @@ Example:
     >>> def adap_tt_b3(**options):
     ...     return dataclasses.replace(jaxbai.adap_tt(beta=0.3, **options), name="adap_tt_b3")
     >>> _ = jaxbai.register("adap_tt_b3", adap_tt_b3, "AdaP-TT (β = 0.3)")
-    >>> ALGORITHM_PRIVACY["adap_tt_b3"], DISPLAY_NAMES["adap_tt_b3"]
+    >>> jaxbai.ALGORITHMS["adap_tt_b3"].privacy, jaxbai.ALGORITHMS["adap_tt_b3"].display_name
     ('global', 'AdaP-TT (β = 0.3)')
     >>> cfg.epsilons_for("adap_tt_b3") == cfg.global_epsilons
     True
@@ -36,17 +36,9 @@ from experiments.config import (
     validate,
     with_overrides,
 )
-from experiments.specs import (
-    ALGORITHM_PRIVACY,
-    DISPLAY_NAMES,
-    PAPER_INSTANCE_NAMES,
-    ConfigError,
-    RegistryView,
-)
+from experiments.specs import PAPER_INSTANCE_NAMES, ConfigError
 
 __all__ = [
-    "ALGORITHM_PRIVACY",
-    "DISPLAY_NAMES",
     "GLOBAL_EPSILONS",
     "GRID_DIR",
     "INSTANCE_NAMES",
@@ -54,7 +46,6 @@ __all__ = [
     "MAX_COUNT",
     "PRESETS",
     "Preset",
-    "RegistryView",
     "SweepConfig",
     "config_from_preset",
     "validate",
