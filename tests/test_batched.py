@@ -130,8 +130,9 @@ def test_global_episode_stops_when_every_first_reward_ties(name):
 
 
 def test_plan_rejects_dp_se():
-    """DP-SE is not planned by episodes: a clear error rather than a wrong plan."""
+    """DP-SE is not planned by episodes: it is not `Episodic` (no plan to get wrong), and the
+    per-episode draws name that clearly."""
     alg = jaxbai.dp_se()
-    params = alg.params(epsilon=1.0)
+    assert not isinstance(alg, jaxbai.base.Episodic) and not hasattr(alg, "plan")
     with pytest.raises(ValueError, match="not episodic"):
-        alg.plan(alg.init(jax.random.key(0), params, 3), params, 8)
+        jaxbai.engine.with_draws(alg, jaxbai.bernoulli([0.9, 0.5]), "per_episode")

@@ -15,32 +15,35 @@ from scipy import stats
 
 import jaxbai
 from jaxbai import engine
-from jaxbai._arrays import one_hot
 from jaxbai.toptwo import PerEpisode
 
 EPISODIC = ["adap_tt", "adap_tt_star", "adap_tt_global", "ttucb_dpa", "ttucb_dpa_global"]
 
 
 def _params(alg, epsilon=1.0, delta=0.01):
-    if alg.private_epsilon:
+    if alg.info.takes_epsilon:
         return alg.params(epsilon=epsilon, delta=delta)
     return alg.params(delta=delta)
 
 
 @pytest.mark.parametrize("name", EPISODIC)
-def test_pending_is_the_due_set_of_the_pull_that_ends_an_episode(name):
-    """Along a per-sample trajectory, `pending` after counting a pull is `episode_due` of that
-    pull, and is empty once the pull is observed."""
+def test_ended_is_the_set_the_pull_that_ends_an_episode_closes(name):
+    """Along a per-sample trajectory, `ended` after counting a pull (the per-episode view) is
+    the set of arms whose episodes the observed pull closes, and is empty once it is observed."""
     alg = jaxbai.ALGORITHMS[name]()
     inst = jaxbai.bernoulli([0.6, 0.5, 0.45])  # no run stops within 600 samples
     params = _params(alg)
 
     def one(state, key):
-        leader, arm = alg._sampling_rule(state, params)
-        counted = alg._count(state, leader, arm)
-        due = alg.estimator.episode_due(state, counted.counts, one_hot(arm, 3))
+        counted, _ = alg.planned_pull(state, params)
         stepped = alg.step(key, state, inst, params)
-        out = (due, alg.estimator.pending(counted), alg.estimator.pending(stepped))
+        due = stepped.estimate.phases > state.estimate.phases
+        ended = alg.estimator.ended
+        out = (
+            due,
+            ended(counted.estimate, counted.counts),
+            ended(stepped.estimate, stepped.counts),
+        )
         return stepped, out
 
     keys = jax.random.split(jax.random.key(1), 600)
@@ -73,22 +76,29 @@ def test_observe_sums_equals_observing_the_episode_one_reward_at_a_time(name):
 
     one_by_one = state
     for arm, z in zip(arms, rewards, strict=True):
-        leader, chosen = alg._sampling_rule(one_by_one, params)
+        leader, chosen = alg.sampling_rule(one_by_one, params)
         assert int(chosen) == int(arm)
-        one_by_one = alg._record(u, key, one_by_one, leader, chosen, z, params, None)
+        one_by_one = alg.observe(u, key, alg.count(one_by_one, leader, chosen), chosen, z, params)
 
     counted = state
     for _ in range(len(arms)):
         counted = per_episode.planned_pull(counted, params, jnp.int32(10**6))
     frozen = per_episode.planned_pull(counted, params, jnp.int32(10**6))
     assert int(frozen.n) == int(counted.n) == int(state.n) + len(arms)  # waits for its sums
-    due = alg.estimator.pending(counted)
+    due = alg.estimator.ended(counted.estimate, counted.counts)
     sums = np.zeros(3, np.float32)
     np.add.at(sums, arms, rewards)
-    settled = alg.estimator.observe_sums(u, key, counted, due, jnp.asarray(sums), params)
+    estimate = alg.estimator.observe_sums(
+        u, key, counted.estimate, counted.counts, due, jnp.asarray(sums), params
+    )
+    settled = counted._replace(estimate=estimate)
 
-    for field in ("n", "counts", "local_counts", "phase_start", "phases", "leader_counts"):
+    for field in ("n", "counts", "local_counts", "leader_counts"):
         np.testing.assert_array_equal(getattr(settled, field), getattr(one_by_one, field))
+    for field in ("phase_start", "phases"):
+        np.testing.assert_array_equal(
+            getattr(settled.estimate, field), getattr(one_by_one.estimate, field)
+        )
     np.testing.assert_allclose(settled.means, one_by_one.means, rtol=1e-6, atol=1e-7)
 
 
@@ -188,7 +198,7 @@ def test_draws_option_chooses_and_validates():
     assert engine.with_draws(adap, jaxbai.beta([2.0, 1.0], [1.0, 2.0]), "auto") is adap
     table = jaxbai.reward_table(np.ones((8, 2)) * [1.0, 0.0])
     assert engine.with_draws(adap, table, "auto") is adap
-    with pytest.raises(ValueError, match="iid_sums"):
+    with pytest.raises(ValueError, match="ArmSums"):
         engine.with_draws(adap, jaxbai.beta([2.0, 1.0], [1.0, 2.0]), "per_episode")
     with pytest.raises(ValueError, match="fully sequential"):
         engine.with_draws(jaxbai.ttucb(), bern, "per_episode")
@@ -232,6 +242,6 @@ def test_per_episode_budget_censors_at_max_samples():
 
     final = jax.jit(run)(alg.init(jax.random.key(1), params, 2))
     assert int(final.n) == 300 and int(final.counts.sum()) == 300 and not bool(final.stopped)
-    assert not np.asarray(alg.estimator.pending(final)).any()
-    assert (np.asarray(final.counts) < 2 * np.asarray(final.phase_start)).all()
-    assert int(alg.rounds(final)) == int(np.asarray(final.phases).sum()) >= 2
+    assert not np.asarray(alg.estimator.ended(final.estimate, final.counts)).any()
+    assert (np.asarray(final.counts) < 2 * np.asarray(final.estimate.phase_start)).all()
+    assert int(alg.rounds(final)) == int(np.asarray(final.estimate.phases).sum()) >= 2
