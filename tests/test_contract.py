@@ -15,6 +15,7 @@ import csv
 import dataclasses
 import functools
 
+import jax
 import numpy as np
 import pytest
 
@@ -76,6 +77,8 @@ def _unregister():
     for name in NAMES:
         if f"only_{name}" in jaxbai.ALGORITHMS:
             jaxbai.unregister(f"only_{name}")
+    pair.cache_clear(), simulated.cache_clear()
+    jax.clear_caches()  # the twins' programs are needed by no other test
 
 
 def _epsilon(alg):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+import tempfile
 
 import jax
 import jax.numpy as jnp
@@ -397,9 +398,14 @@ def test_plan_matches_select(name, kwargs, epsilon, seed):
 
 
 def test_plan_rejects_sequential():
-    """A fully sequential algorithm has no batch plan (docs/semantics.md §19)."""
+    """A fully sequential algorithm has no batch plan (docs/semantics.md §19): it is not
+    `Episodic`, and a cohort of it is a ValueError."""
     alg = jaxbai.ALGORITHMS["ttucb"]()
-    params = alg.params(delta=DELTA)
-    state = alg.init(jax.random.key(0), params, NUM_ARMS)
-    with pytest.raises(ValueError):
-        alg.plan(state, params, max_len=16)
+    assert not isinstance(alg, jaxbai.base.Episodic) and not hasattr(alg, "plan")
+    with (
+        pytest.raises(ValueError),
+        jaxbai.Trial.create(
+            tempfile.mkdtemp() + "/t.trial", "ttucb", NUM_ARMS, None, DELTA, 0, noise="prng"
+        ) as trial,
+    ):
+        trial.next_batch()

@@ -195,15 +195,15 @@ class TopTwo:
         params: TopTwoParams,
         release: ArrayLike | None = None,
     ) -> TopTwoState:
-        """The estimator's update with observation ``z`` of ``arm`` (Alg. 1, line 13), on a
-        state whose counts include the pull (`count`)."""
+        """The estimator's update with ``z`` of ``arm`` (Alg. 1, line 13) after `count`; a
+        ``release`` is ignored by an estimator that releases nothing (§26)."""
         pulled = one_hot(arm, state.counts.shape[0])
         args = (u, key, state.estimate, state.counts, pulled, jnp.asarray(z, jnp.float32), params)
-        if release is None:
-            return state._replace(estimate=self.estimator.observe(*args))
-        if not isinstance(self.estimator, ReleasingEstimator):
-            raise ValueError(f"{self.name}: its estimator releases nothing to replace")
-        return state._replace(estimate=self.estimator.observe(*args, release))
+        if release is not None and isinstance(self.estimator, ReleasingEstimator):
+            return state._replace(estimate=self.estimator.observe(*args, release))
+        if release is not None and self.estimator.privacy == "global":
+            raise ValueError(f"{self.name}: its global-DP estimator cannot take a release")
+        return state._replace(estimate=self.estimator.observe(*args))
 
     def stopping(self, state: TopTwoState, params: TopTwoParams) -> tuple[Scalar, Scalar]:
         """GLR stopping rule (Eq. 2): (stop, â). Never True before every arm was pulled once."""

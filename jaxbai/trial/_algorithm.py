@@ -28,9 +28,9 @@ __all__ = ["build", "check_config", "compiled"]
 class _Functions(NamedTuple):
     select: Callable[..., Any]
     stopping: Callable[..., Any]
-    update: Callable[..., Any]
     pending_release: Callable[..., Any] | None
     """`jaxbai.base.Releasing` algorithms only."""
+    update: Callable[..., Any]
     plan: Callable[..., Any] | None
     """`jaxbai.base.Episodic` algorithms only."""
 
@@ -41,8 +41,8 @@ def compiled(alg: Algorithm) -> _Functions:
     return _Functions(
         jax.jit(alg.select),
         jax.jit(alg.stopping),
-        jax.jit(alg.update),
         jax.jit(alg.pending_release) if isinstance(alg, Releasing) else None,
+        jax.jit(alg.update),
         jax.jit(alg.plan, static_argnums=2) if isinstance(alg, Episodic) else None,
     )
 

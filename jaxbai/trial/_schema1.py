@@ -41,7 +41,8 @@ def read(
 
     Returns:
       (configuration, sensitive, snapshot, actions, pending arm); the snapshot's state is the
-      list of the state's leaves, in order (the store checks their layout when it is opened).
+      list of the state's leaves in the schema-1 (= schema-2) order, which the store migrates
+      when it is first read (`jaxbai.trial._schema2`).
 
     Raises:
       ValueError: not a schema-1 trial file, or a rehearsal (``noise="prng"``) of a global-DP
