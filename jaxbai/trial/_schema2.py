@@ -26,23 +26,20 @@ TOP_TWO_FIELDS = (
 
 
 def state_leaves(leaves: list[np.ndarray], template: Any) -> list[np.ndarray]:
-    """The leaves of ``template``'s layout from the leaves of a schema-2 state.
+    """The leaves of a schema-2 state in ``template``'s order (the store then checks them
+    against the template's layout).
 
     A Top Two state's leaves are matched by field name (the last key of each leaf's path);
     fields the estimator does not have (``phase_start`` and ``phases`` of the MLE family) are
     dropped, as they were constant. Any other state keeps its leaves.
 
     Raises:
-      ValueError: the leaves do not give the template's layout.
+      ValueError: the template has a field the schema-2 state did not.
     """
-    paths = [path for path, _ in jax.tree_util.tree_flatten_with_path(template)[0]]
-    if isinstance(template, TopTwoState) and len(leaves) == len(TOP_TWO_FIELDS):
-        by_name = dict(zip(TOP_TWO_FIELDS, leaves, strict=True))
-        leaves = [by_name.get(path[-1].name) for path in paths]
-    expected = jax.tree_util.tree_leaves(template)
-    if len(leaves) != len(expected) or any(
-        got is None or got.dtype != np.asarray(want).dtype or got.shape != np.shape(want)
-        for got, want in zip(leaves, expected, strict=False)
-    ):
+    if not (isinstance(template, TopTwoState) and len(leaves) == len(TOP_TWO_FIELDS)):
+        return leaves
+    by_name = dict(zip(TOP_TWO_FIELDS, leaves, strict=True))
+    names = [path[-1].name for path, _ in jax.tree_util.tree_flatten_with_path(template)[0]]
+    if not set(names) <= set(by_name):
         raise ValueError("the trial store does not match the algorithm's state layout")
-    return leaves
+    return [by_name[name] for name in names]

@@ -305,13 +305,12 @@ class Store:
         ).fetchone()
         leaves, treedef = jax.tree_util.tree_flatten(template)
         expected = [np.asarray(jax.random.key_data(jax.random.key(0))), *map(np.asarray, leaves)]
-        if self._paths is not None and (
-            self._layout != _layout(expected) or self._paths != _paths(template)
-        ):
-            raise ValueError("the trial store does not match the algorithm's state layout")
         arrays = _decode(data, self._layout)
         if self._paths is None:
             arrays = [arrays[0], *_schema2.state_leaves(arrays[1:], template)]
+        paths = _paths(template) if self._paths is None else self._paths
+        if _layout(arrays) != _layout(expected) or paths != _paths(template):
+            raise ValueError("the trial store does not match the algorithm's state layout")
         key = jax.random.wrap_key_data(jnp.asarray(arrays[0]))
         state = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(a) for a in arrays[1:]])
         snap = Snapshot(key, state, samples, _decode_windows(windows))
