@@ -55,6 +55,7 @@ from experiments.specs import (
     InstanceSpec,
     algorithm_from_entry,
     check_algorithm,
+    check_file_name,
     instance_from_entry,
     paper_instance,
     registry,
@@ -70,13 +71,16 @@ __all__ = [
     "GLOBAL_EPSILONS",
     "LOCAL_EPSILONS",
     "MAX_COUNT",
+    "RUN_BYTES",
     "TOP_KEYS",
     "PlotOptions",
     "SweepConfig",
+    "grid_runs",
     "load",
     "load_sidecar",
     "loads",
     "locate",
+    "memory_bytes",
     "parse",
     "select_algorithms",
     "select_instances",
@@ -95,6 +99,11 @@ LOCAL_EPSILONS: tuple[float, ...] = (
 """ε grid of the local-DP experiments (Appendix I)."""
 
 MAX_COUNT = 2**31 - 1  # the engine counts samples in int32
+
+RUN_BYTES = 2048
+"""Memory a sweep holds per run, at its peak (measured: the engine's per-job arrays, the run
+table, and its CSV read back by the report); `validate` refuses a grid whose runs would need
+more than the machine's memory (`memory_bytes`)."""
 
 FIGURE_KINDS = (
     "local",
@@ -245,22 +254,26 @@ def _asdict(obj) -> list[tuple[str, Any]]:
 
 # ----------------------------------------------------------------------------- values
 def _integer(value: object, path: tuple, low: int, high: int) -> int:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
+    """An integer (not a bool, not a float such as ``5.0``) in [low, high]."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ConfigError(path, f"must be an integer in [{low}, {high}], got {value!r}")
     return value
 
 
 def _grid(value: object, path: tuple, what: str, ok) -> tuple[float, ...]:
-    """A non-empty list of numbers satisfying ``ok``."""
+    """A non-empty list of distinct numbers satisfying ``ok`` (a value given twice would run
+    its cells twice, as if they held twice the runs: refused, not merged)."""
     values = value if isinstance(value, (list, tuple)) else None
     if not values:
         raise ConfigError(path, f"must be a non-empty list of numbers {what}, got {value!r}")
+    seen = set()
     for v in values:
         number = not isinstance(v, bool) and isinstance(v, (int, float))
         if not number or not math.isfinite(v) or not ok(float(v)):
             raise ConfigError(path, f"must be numbers {what}; {v!r} is not")
+        if float(v) in seen:
+            raise ConfigError(path, f"{v!r} appears twice; values must be distinct")
+        seen.add(float(v))
     return tuple(float(v) for v in values)
 
 
@@ -367,12 +380,45 @@ def parse(data: Mapping, name: str = "config", *, check: bool = True) -> SweepCo
     return validate(config) if check else config
 
 
-def _unique(values: Sequence[str], key: str) -> None:
-    seen = set()
+def _check_names(values: Sequence[str], key: str) -> None:
+    """Names that are file names (`experiments.specs.NAME_PATTERN`), unique ignoring case (a
+    label names checkpoint files, which a case-insensitive file system would mix up)."""
+    seen: dict[str, str] = {}
     for i, value in enumerate(values):
-        if value in seen:
-            raise ConfigError((key, i, "name"), f"{value!r} appears twice; names must be unique")
-        seen.add(value)
+        path = (key, i, "name")
+        check_file_name(value, path)
+        first = seen.get(value.casefold())
+        if first is not None:
+            clash = "appears twice" if first == value else f"differs from {first!r} only in case"
+            raise ConfigError(path, f"{value!r} {clash}; names must be unique")
+        seen[value.casefold()] = value
+
+
+def grid_runs(config: SweepConfig) -> int:
+    """The runs of a sweep: instances × ε × δ × runs of every algorithm."""
+    cells = sum(len(config.epsilons_for(spec)) for spec in config.algorithms)
+    return cells * len(config.instances) * len(config.deltas) * config.runs
+
+
+def memory_bytes() -> int | None:
+    """The machine's physical memory (None where the system does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_size(config: SweepConfig) -> None:
+    """Refuse a grid whose runs would not fit in memory (`RUN_BYTES` each), before it starts."""
+    runs, memory = grid_runs(config), memory_bytes()
+    if memory is not None and runs * RUN_BYTES > memory:
+        raise ConfigError(
+            ("runs",),
+            f"the grid has {runs:,} runs, whose results need about "
+            f"{runs * RUN_BYTES / 2**30:,.1f} GiB ({RUN_BYTES} bytes a run), more than this "
+            f"machine's {memory / 2**30:,.1f} GiB of memory; lower runs or the number of "
+            "instances, algorithms, ε or δ",
+        )
 
 
 def _check_pair(alg, index: int, spec: AlgorithmSpec, instance: InstanceSpec) -> None:
@@ -417,9 +463,11 @@ def validate(config: SweepConfig) -> SweepConfig:
     Returns the configuration with algorithm options coerced to their factories' types.
 
     Raises:
-        ConfigError: a value out of its range; an unknown algorithm, option or threshold
-            family; an option value the factory rejects; an instance an algorithm cannot take;
-            a name used twice.
+        ConfigError: a value out of its range (an integer given as a float, an ε or δ given
+            twice); an unknown algorithm, option or threshold family; an option value the
+            factory rejects; an instance an algorithm cannot take; a name that is not a file
+            name (`experiments.specs.NAME_PATTERN`) or is used twice; a grid whose runs would
+            not fit in memory (`RUN_BYTES` each).
     """
     from jaxbai.thresholds import THRESHOLD_FAMILIES
 
@@ -428,8 +476,8 @@ def validate(config: SweepConfig) -> SweepConfig:
     for key, values in (("instances", config.instances), ("algorithms", config.algorithms)):
         if not values:
             raise ConfigError((key,), "must not be empty")
-    _unique(config.instance_names, "instances")
-    _unique(config.algorithm_labels, "algorithms")
+    _check_names(config.instance_names, "instances")
+    _check_names(config.algorithm_labels, "algorithms")
     algorithms = tuple(
         check_algorithm(spec, i, config.threshold) for i, spec in enumerate(config.algorithms)
     )
@@ -437,7 +485,9 @@ def validate(config: SweepConfig) -> SweepConfig:
         alg = spec.build(config.threshold)
         for instance in config.instances:
             _check_pair(alg, i, spec, instance)
-    return dataclasses.replace(config, algorithms=algorithms)
+    config = dataclasses.replace(config, algorithms=algorithms)
+    _check_size(config)
+    return config
 
 
 # ----------------------------------------------------------------------------- overrides

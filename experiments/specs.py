@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -39,12 +40,14 @@ if TYPE_CHECKING:
 __all__ = [
     "FAMILIES",
     "INSTANCE_KEYS",
+    "NAME_PATTERN",
     "PAPER_INSTANCE_NAMES",
     "AlgorithmSpec",
     "ConfigError",
     "InstanceSpec",
     "algorithm_from_entry",
     "check_algorithm",
+    "check_file_name",
     "derived_name",
     "display_name",
     "format_key",
@@ -67,6 +70,9 @@ INSTANCE_KEYS: dict[str, tuple[str, ...]] = {
     "beta": ("name", "family", "means", "concentration", "a", "b"),
 }
 """Keys of an instance table, by family."""
+NAME_PATTERN = r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]{0,99}"
+"""Instance names and algorithm labels: 1 to 100 letters, digits and ``_ . + -``, not starting
+with a dot (a label names checkpoint files, so it must be a plain file name)."""
 _ALGORITHM_KEYS = ("name", "algorithm")  # every other key of an algorithm table is an option
 _OPTION_SYMBOLS = {"beta": "β", "gamma": "γ", "sigma": "σ"}
 
@@ -145,6 +151,26 @@ def _is_number(value: object) -> bool:
 def _string(value: object, path: tuple) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(path, f"must be a non-empty string, got {value!r}")
+    return value
+
+
+def check_file_name(value: str, path: tuple) -> str:
+    """``value`` if it matches `NAME_PATTERN` (a file name in any directory, on any system).
+
+    >>> check_file_name("adap_tt_b0.3", ("algorithms", 0, "name"))
+    'adap_tt_b0.3'
+    >>> try:
+    ...     check_file_name("../evil", ("algorithms", 0, "name"))
+    ... except ConfigError as err:
+    ...     print(err.message)
+    must be a file name: 1 to 100 of A-Z a-z 0-9 _ . + -, not starting with a dot; got '../evil'
+    """
+    if not re.fullmatch(NAME_PATTERN, value):
+        raise ConfigError(
+            path,
+            "must be a file name: 1 to 100 of A-Z a-z 0-9 _ . + -, not starting with a dot; "
+            f"got {value!r}",
+        )
     return value
 
 
@@ -284,7 +310,8 @@ def instance_from_mapping(data: Mapping, path: tuple) -> InstanceSpec:
 
     Keys: ``name``, ``family`` (default ``"bernoulli"``), and ``means`` (Bernoulli: in [0, 1];
     Gaussian: finite, with ``sigma`` > 0) or, for Beta, ``a`` and ``b`` (> 0) or ``means`` in
-    (0, 1) and ``concentration`` (a + b > 0). The best arm must be unique.
+    (0, 1) and ``concentration`` (a + b > 0). The best arm must be unique; a paper instance's
+    name (``"mu1"`` …) takes that instance's family and means only.
 
     Raises:
         ConfigError: naming the offending key and its valid range.
@@ -309,7 +336,14 @@ def instance_from_mapping(data: Mapping, path: tuple) -> InstanceSpec:
     else:
         means = _vector(data.get("means"), (*path, "means"), "in [0, 1]", lambda v: 0 <= v <= 1)
     _check_unique_best(means, (*path, "means" if "means" in data else "a"))
-    return InstanceSpec(name, family, means, sigma, a, b)
+    spec = InstanceSpec(name, family, means, sigma, a, b)
+    if name in PAPER_INSTANCE_NAMES and spec != paper_instance(name):
+        raise ConfigError(
+            (*path, "name"),
+            f"{name!r} is the paper's instance (Bernoulli, means "
+            f"{list(paper_instance(name).means)}); give an instance of your own another name",
+        )
+    return spec
 
 
 def instance_from_entry(entry: object, path: tuple) -> InstanceSpec:

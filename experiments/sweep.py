@@ -37,6 +37,7 @@ import dataclasses
 import datetime
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -69,6 +70,7 @@ __all__ = [
     "inline_instance",
     "main",
     "make_algorithm",
+    "prepare_out",
     "run_algorithm",
     "run_table",
     "sweep",
@@ -401,11 +403,30 @@ def write_outputs(
     return paths
 
 
+def prepare_out(out: str) -> None:
+    """Create ``out/checkpoints`` and check that both directories take files, before anything
+    compiles.
+
+    Raises:
+        ValueError: naming the path that cannot be created or written (``out`` is a file, a
+            read-only directory, …).
+    """
+    checkpoints = os.path.join(out, "checkpoints")
+    try:
+        os.makedirs(checkpoints, exist_ok=True)
+        for directory in (out, checkpoints):
+            fd, probe = tempfile.mkstemp(dir=directory, prefix=".write-test-")
+            os.close(fd)
+            os.remove(probe)
+    except OSError as err:
+        path = err.filename if err.filename is not None else out
+        raise ValueError(f"output directory {out}: {path}: {err.strerror}") from None
+
+
 def sweep(sweep_config: SweepConfig, args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Run every algorithm, then write the outputs; returns the exit code."""
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     clock = time.perf_counter()
-    os.makedirs(os.path.join(sweep_config.out, "checkpoints"), exist_ok=True)
     tables, per_algorithm = [], {}
     for spec in sweep_config.algorithms:
         grid_results = run_algorithm(spec, sweep_config, args)
@@ -456,9 +477,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--max-chunks and --chunk-steps must be positive")
     try:
         sweep_config = config_from_args(args)
-    except ValueError as err:
-        parser.error(str(err))
-    try:
+        if not args.plan:
+            prepare_out(sweep_config.out)
         distributed.initialize(args)
     except ValueError as err:
         parser.error(str(err))
@@ -470,8 +490,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.plan:
             return plan.print_plan(sweep_config, args.num_processes or 1)
         return sweep(sweep_config, args, argv)
-    except ValueError as err:  # e.g. a checkpoint written for another grid
+    except ValueError as err:  # e.g. a checkpoint written for another grid, or damaged
         parser.error(str(err))
+    except OSError as err:  # e.g. a full disk while writing a checkpoint or the outputs
+        parser.error(f"{err.filename}: {err.strerror}" if err.filename else str(err))
     return EXIT_USAGE
 
 

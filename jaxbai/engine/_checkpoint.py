@@ -18,11 +18,14 @@ can be resumed with any number of processes.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import glob
 import hashlib
 import os
+import pickle
 import re
+import zipfile
 
 import jax
 import numpy as np
@@ -84,14 +87,23 @@ def empty_results(num_jobs: int) -> dict[str, np.ndarray]:
 
 
 def write_checkpoint(path: str, fingerprint: str, results: dict[str, np.ndarray]) -> None:
-    """Atomically write finished results: temporary file, fsync, rename, fsync the directory."""
+    """Atomically write finished results: temporary file, fsync, rename, fsync the directory.
+
+    A failed write (full disk, read-only directory) removes its temporary file where it can and
+    raises the original `OSError`.
+    """
     directory = os.path.dirname(os.path.abspath(path))
     tmp = f"{path}.tmp"
-    with open(tmp, "wb") as f:
-        np.savez(f, fingerprint=np.array(fingerprint), **results)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, fingerprint=np.array(fingerprint), **results)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -118,20 +130,47 @@ def _checkpoint_files(path: str) -> list[str]:
     return [f for f in [path, *shards] if os.path.exists(f)]
 
 
+_DAMAGED = (EOFError, ValueError, KeyError, zipfile.BadZipFile, pickle.UnpicklingError)
+"""What `numpy.load` raises on an empty, truncated or corrupted ``.npz`` file."""
+
+
+def _read_file(file: str, num_jobs: int) -> tuple[str, dict[str, np.ndarray]]:
+    """(fingerprint, results) of one checkpoint file of a grid of ``num_jobs`` jobs.
+
+    Raises:
+        ValueError: the file cannot be read, or is not a whole checkpoint of ``num_jobs`` jobs
+            (empty, truncated, corrupted); the message names it and says what to do.
+    """
+    fix = "delete it (its finished jobs then run again) or start over without resuming"
+    try:
+        with np.load(file) as data:
+            found = str(data["fingerprint"]), {n: data[n] for n in empty_results(0)}
+    except OSError as err:
+        raise ValueError(f"cannot read checkpoint {file}: {err.strerror or err}") from None
+    except _DAMAGED as err:
+        truncated = isinstance(err, (EOFError, zipfile.BadZipFile)) and str(err)
+        detail = str(err).splitlines()[0] if truncated else "not an .npz checkpoint"
+        raise ValueError(f"checkpoint {file} is damaged ({detail}); {fix}") from None
+    if any(array.shape != (num_jobs,) for array in found[1].values()):
+        raise ValueError(f"checkpoint {file} is damaged (not {num_jobs} jobs); {fix}")
+    return found
+
+
 def read_checkpoint(path: str, fingerprint: str, num_jobs: int) -> dict[str, np.ndarray]:
     """Finished results from a checkpoint and its shards (`shard_path`), pooled.
 
     Missing files give no results; a leftover temporary file is ignored.
 
     Raises:
-        ValueError: a file belongs to another grid (algorithm, jobs, seed, budget).
+        ValueError: a file belongs to another grid (algorithm, jobs, seed, budget), or cannot
+            be read (empty, truncated, corrupted); the message names the file.
     """
     results = empty_results(num_jobs)
     for file in _checkpoint_files(path):
-        with np.load(file) as data:
-            if str(data["fingerprint"]) != fingerprint:
-                raise ValueError(f"checkpoint {file} was written for a different grid; remove it")
-            new = data["done"] & ~results["done"]
-            for name in results:
-                results[name][new] = data[name][new]
+        found, data = _read_file(file, num_jobs)
+        if found != fingerprint:
+            raise ValueError(f"checkpoint {file} was written for a different grid; remove it")
+        new = data["done"] & ~results["done"]
+        for name in results:
+            results[name][new] = data[name][new]
     return results
