@@ -468,8 +468,14 @@ def sweep(sweep_config: SweepConfig, args: argparse.Namespace, argv: Sequence[st
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point; returns the exit code (2: bad arguments, 3: interrupted)."""
+def main(argv: Sequence[str] | None = None, *, supervised: bool = False) -> int:
+    """CLI entry point; returns the exit code (2: bad arguments or a process of a
+    jax.distributed run that died or never joined, 3: interrupted).
+
+    ``supervised``: run a jax.distributed sweep in a child process that
+    `experiments.distributed.supervise` watches (the command line does; the Python API runs
+    in this process, with the algorithms registered in it).
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -479,6 +485,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sweep_config = config_from_args(args)
         if not args.plan:
             prepare_out(sweep_config.out)
+        if supervised and distributed.needs_supervisor(args):
+            return distributed.supervise("experiments.sweep", argv, args)
         distributed.initialize(args)
     except ValueError as err:
         parser.error(str(err))
@@ -498,4 +506,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(supervised=True))

@@ -7,8 +7,11 @@ rounds), so equal files mean bitwise-equal grids.
 
 from __future__ import annotations
 
+import argparse
+import io
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -19,6 +22,7 @@ import numpy as np
 import pytest
 
 import jaxbai
+from experiments import distributed, sweep
 from jaxbai import engine
 from jaxbai.engine import _distributed
 
@@ -150,7 +154,8 @@ def test_two_processes_equal_one_and_resume_after_a_death(tmp_path, env):
     processes[1].proc.kill()
     killed = time.monotonic()
     code = processes[0].wait(120)
-    assert code != 0, processes[0].err.decode()[-3000:]
+    assert code == sweep.EXIT_USAGE, processes[0].err.decode()[-3000:]
+    assert b"process 1 stopped sending heartbeats" in processes[0].err.splitlines()[-1]
     assert time.monotonic() - killed < 60, "the surviving process did not stop in time"
     processes[1].wait(10)
     assert not (tmp_path / "two" / "runs.csv").exists()
@@ -168,3 +173,96 @@ def test_two_processes_equal_one_and_resume_after_a_death(tmp_path, env):
     assert sorted(sidecar["processes"]["devices_by_process"]) == ["0", "1"]
     assert sidecar["engine"]["ttucb"]["samples"] == 0
     assert sidecar["engine"]["dp_se"]["samples"] > 0
+
+
+# ----------------------------------------------------------------------------- failures
+@pytest.mark.parametrize("flag", ["--heartbeat-timeout", "--startup-timeout"])
+@pytest.mark.parametrize("value", ["0", "-5", "inf", "nan", "1.5", "86401"])
+def test_timeouts_are_whole_positive_seconds(flag, value, capsys):
+    """Checked on every command line, distributed or not, before anything runs."""
+    with pytest.raises(SystemExit) as exit_:
+        sweep.main(["--algorithms", "ttucb", flag, value])
+    assert exit_.value.code == sweep.EXIT_USAGE
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"{flag}: must be a whole number of seconds in [1, 86400], got {value!r}")
+    assert "\n" not in err
+
+
+def _args(process_id: int | None = 0, num_processes: int | None = 2) -> argparse.Namespace:
+    return argparse.Namespace(
+        process_id=process_id, num_processes=num_processes, startup_timeout=30, heartbeat_timeout=9
+    )
+
+
+HEARTBEATS = "UNAVAILABLE: The following tasks are unhealthy (stopped sending heartbeats):\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "args", "expected"),
+    [
+        (HEARTBEATS + "1\nThe tasks have crashed.", _args(), "process 1 stopped sending"),
+        (HEARTBEATS + "/job:jax_worker/replica:0/task:2\n/job:jax_worker/replica:0/task:3\n"
+         "The tasks have crashed.", _args(0, 4), "processes 2, 3 stopped sending heartbeats"),
+        ("UNAVAILABLE: Failed to send RPC to coordination service. Either the leader task",
+         _args(1), "process 0 (the coordinator) died"),
+        ("DEADLINE_EXCEEDED: Deadline Exceeded\n\nRPC: /xla.coordination.Coord"
+         "inationService/RegisterTask", _args(1), "process 0 did not join within 30 s"),
+        ("DEADLINE_EXCEEDED: Deadline Exceeded RPC: .../RegisterTask", _args(0, 3),
+         "one or more of processes 1, 2 did not join"),
+        ("DEADLINE_EXCEEDED: RegisterTask", _args(None, None), "some process did not join"),
+    ],
+)  # fmt: skip
+def test_the_end_of_a_lost_process_is_named(text, args, expected):
+    what, _ = distributed.diagnose(text, args)
+    assert what.startswith(expected), what
+
+
+def test_other_failures_are_not_diagnosed():
+    assert (
+        distributed.diagnose("Traceback (most recent call last):\nKeyError: 'x'", _args()) is None
+    )
+
+
+def test_stderr_passes_through_until_a_fatal_trace():
+    """Progress segments (ended by a carriage return) and lines pass through, split anywhere
+    by the pipe; from JAX's first C++ warning or error on, the text is held."""
+    fatal = b"F1202 00:22:33.421896   22598 client.h:80] Terminating process\n    @ 0x7f6c\n"
+    text = b"\r1/4 jobs\r2/4 jobs\n[ttucb] 4 runs\nE1202 00:22:33.1 22598 agent.cc:289] Polled\n"
+    stream = io.BufferedReader(io.BytesIO(text + fatal), buffer_size=7)
+    out = io.BytesIO()
+    held = distributed._forward(stream, out)
+    assert out.getvalue() == b"\r1/4 jobs\r2/4 jobs\n[ttucb] 4 runs\n"
+    assert held.startswith(b"E1202") and held.endswith(fatal)
+
+
+def _lines(proc: Sweep) -> list[str]:
+    return [line for line in re.split(r"[\r\n]", proc.err.decode()) if line.strip()]
+
+
+def test_a_process_that_never_joins_is_one_line(tmp_path, env):
+    """Process 0 of 2 alone: after --startup-timeout, one line naming process 1."""
+    explicit = ("--coordinator", f"localhost:{free_port()}", "--num-processes", "2")
+    alone = Sweep(
+        tmp_path, env, *explicit, "--process-id", "0", "--startup-timeout", "2", "--quiet"
+    )
+    assert alone.wait(120) == sweep.EXIT_USAGE
+    (line,) = _lines(alone)
+    assert "error: process 0: process 1 did not join within 2 s (--startup-timeout)" in line
+
+
+def test_a_dead_process_is_one_line_with_the_resume_command(tmp_path, env):
+    """Process 1 killed once it runs: process 0 ends with one line naming it and the command
+    that resumes, exit status 2, instead of JAX's fatal trace."""
+    processes = pair(tmp_path, env, "--heartbeat-timeout", "2")
+    deadline = time.monotonic() + 120
+    while b"[ttucb]" not in processes[1].err and time.monotonic() < deadline:
+        assert processes[1].proc.poll() is None, processes[1].err.decode()[-3000:]
+        time.sleep(0.05)
+    processes[1].proc.kill()
+    assert processes[0].wait(120) == sweep.EXIT_USAGE, processes[0].err.decode()[-3000:]
+    processes[1].wait(10)
+    errors = [line for line in _lines(processes[0]) if "error" in line.lower()]
+    assert len(errors) == 1, processes[0].err.decode()[-3000:]
+    assert "Traceback" not in processes[0].err.decode()
+    assert "process 0: process 1 stopped sending heartbeats for 2 s" in errors[0]
+    assert errors[0].endswith("--process-id 0 --heartbeat-timeout 5 --heartbeat-timeout 2 --resume")
