@@ -7,6 +7,8 @@ paths document what they assume instead.
 
 from __future__ import annotations
 
+import math
+
 import jax
 import numpy as np
 
@@ -38,6 +40,65 @@ def check_epsilon(epsilon: object) -> np.ndarray:
     if (eps < SMALLEST_PARAMETER).any():
         raise ValueError(f"epsilon must be >= {SMALLEST_PARAMETER} (float32), got {epsilon!r}")
     return eps
+
+
+LARGEST_EPSILON = 30.0
+"""Largest ε of a mechanism on real data (trials, the participant side). Randomised response
+flips a bit with probability 1/(1 + e^ε): 1e-13 at ε = 30, and exactly 0 in double precision
+from ε ≈ 37 on, where the mechanism would send the raw reward; a larger ε protects nothing."""
+
+SEED_BOUND = 1 << 32
+"""Seeds are below 2³²: `jax.random.key` keeps the low 32 bits of a larger seed (without x64),
+so two seeds 2³² apart would give the same key."""
+
+
+def check_mechanism_epsilon(epsilon: object) -> float:
+    """ε of a mechanism that runs on real data: a float in [1e-30, `LARGEST_EPSILON`].
+
+    Example:
+      >>> check_mechanism_epsilon(0.5)
+      0.5
+    """
+    eps = real_number("epsilon", epsilon)
+    if not (math.isfinite(eps) and SMALLEST_PARAMETER <= eps <= LARGEST_EPSILON):
+        raise ValueError(
+            f"epsilon must be finite, in [{SMALLEST_PARAMETER:g}, {LARGEST_EPSILON:g}], got {eps!r}"
+        )
+    return eps
+
+
+def check_mechanism_gamma(gamma: object) -> float:
+    """γ of the Gaussian mechanism on real data: a float in (0, 1), as `check_open_unit`.
+
+    Example:
+      >>> check_mechanism_gamma(0.001)
+      0.001
+    """
+    return float(check_open_unit("gamma", real_number("gamma", gamma)))
+
+
+def real_number(name: str, value: object) -> float:
+    """``value`` as a float: a Python or NumPy real number, not a bool or a string."""
+    if isinstance(value, (bool, str, bytes)) or value is None:
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError) as err:
+        raise ValueError(f"{name} must be a real number, got {value!r}") from err
+
+
+def check_seed(seed: object) -> int:
+    """A seed of `jax.random.key`: an integer in [0, 2³²).
+
+    Example:
+      >>> check_seed(7)
+      7
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    if not 0 <= seed < SEED_BOUND:
+        raise ValueError(f"seed must lie in [0, 2**32), got {seed}")
+    return int(seed)
 
 
 def check_open_unit(name: str, value: object) -> np.ndarray:

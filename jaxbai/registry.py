@@ -67,13 +67,45 @@ class AlgorithmEntry:
     episodic: bool
 
     def __call__(self, **options: Any) -> Algorithm:
-        """Build the algorithm; an option the factory does not take is a ValueError."""
+        """Build the algorithm.
+
+        Raises:
+          ValueError: an option the factory does not take, a value whose type differs from
+            the option's default (a number for ``beta``, a string for ``threshold``), or one
+            the factory rejects.
+        """
         unknown = sorted(set(options) - set(self.options))
         if unknown and "**" not in self.options:
             raise ValueError(
                 f"{self.name} takes options {list(self.options)}, not {', '.join(unknown)}"
             )
-        return self.factory(**options)
+        defaults = _defaults(self.factory)
+        for name, value in options.items():
+            if name in defaults and not _same_kind(value, defaults[name]):
+                kind = type(defaults[name]).__name__
+                raise ValueError(f"option {name} of {self.name} must be a {kind}, got {value!r}")
+        try:
+            return self.factory(**options)
+        except TypeError as err:
+            raise ValueError(f"invalid options for {self.name} {options}: {err}") from err
+
+
+_KINDS = (bool, int, float, str)
+"""Types of option defaults whose values are checked (an int is accepted for a float)."""
+
+
+def _defaults(factory: Callable[..., Algorithm]) -> dict[str, Any]:
+    """The factory's options whose default is a bool, int, float or str."""
+    parameters = inspect.signature(factory).parameters.values()
+    return {p.name: p.default for p in parameters if type(p.default) in _KINDS}
+
+
+def _same_kind(value: Any, default: Any) -> bool:
+    if isinstance(default, bool) or isinstance(value, bool):
+        return type(value) is type(default)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    return type(value) is type(default)
 
 
 def _takes_threshold(options: tuple[str, ...], alg: Algorithm) -> bool:

@@ -41,6 +41,8 @@ import secrets
 from collections.abc import Callable
 from fractions import Fraction
 
+from jaxbai import _validate
+
 __all__ = [
     "Uniform",
     "exact_log",
@@ -263,8 +265,8 @@ def secure_randomised_response(
 ) -> int:
     """CTB randomised response (Alg. 4, line 2): 1 with probability (r(e^ε - 1) + 1)/(e^ε + 1).
 
-    The probability is computed as 1/2 + (r - 1/2) tanh(ε/2), stable for every ε > 0, ε = ∞
-    included; with :func:`secure_uniform`, ``P(1) = p`` exactly for the double p so computed.
+    The probability is computed as 1/2 + (r - 1/2) tanh(ε/2), stable for every ε > 0; with
+    :func:`secure_uniform`, ``P(1) = p`` exactly for the double p so computed.
 
     Args:
       reward: r in [0, 1].
@@ -274,10 +276,15 @@ def secure_randomised_response(
     Returns:
       The privatised bit, 0 or 1; ε-local DP (Lemma 12).
 
+    Raises:
+      ValueError: ε not in [1e-30, 30], or r not in [0, 1].
+
     Example:
-      >>> secure_randomised_response(1.0, epsilon=float("inf"))
-      1
+      >>> secure_randomised_response(1.0, epsilon=1.0) in (0, 1)
+      True
     """
+    epsilon = _validate.check_mechanism_epsilon(epsilon)
+    reward = unit_reward(reward, clip=False)
     keep = 0.5 + (reward - 0.5) * math.tanh(epsilon / 2.0)
     return int(uniform() < keep)
 
@@ -288,7 +295,12 @@ def gaussian_sigma(epsilon: float, gamma: float) -> float:
     Example:
       >>> round(gaussian_sigma(1.0, 0.01), 4)
       3.1075
+
+    Raises:
+      ValueError: ε not in [1e-30, 30], or γ not in (0, 1).
     """
+    epsilon = _validate.check_mechanism_epsilon(epsilon)
+    gamma = _validate.check_mechanism_gamma(gamma)
     return math.sqrt(2.0 * math.log(1.25 / gamma)) / epsilon
 
 
@@ -341,12 +353,16 @@ def privatize_locally(
       The privatised value: 0.0 or 1.0 (randomised response), or a real number (Gaussian).
 
     Raises:
-      ValueError: if the reward is not finite, or outside [0, 1] and ``clip`` is False.
+      ValueError: the reward is not finite, or outside [0, 1] and ``clip`` is False; ε is not
+        in [1e-30, 30] or γ not in (0, 1) (as `jaxbai.trial.Trial.create` checks them).
 
     Example:
       >>> privatize_locally(0.7, epsilon=1.0) in (0.0, 1.0)
       True
     """
+    _validate.check_mechanism_epsilon(epsilon)
+    if gamma is not None:
+        _validate.check_mechanism_gamma(gamma)
     r = unit_reward(reward, clip)
     if gamma is None:
         return float(secure_randomised_response(r, epsilon, uniform))
@@ -392,7 +408,7 @@ def finite_reward(reward: float) -> float:
         raise ValueError(f"reward must be a real number, got {reward!r}")
     try:
         r = float(reward)
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, OverflowError) as err:
         raise ValueError(f"reward must be a real number, got {reward!r}") from err
     if not math.isfinite(r):
         raise ValueError(f"reward must be finite, got {r!r}")
