@@ -313,8 +313,8 @@ def test_unknown_schema_version_is_refused(tmp_path):
     path = tmp_path / "t.trial"
     Trial.create(path, "ttucb", 3, None, 0.05, 0).close()
     with contextlib.closing(sqlite3.connect(path)) as db, db:
-        db.execute("UPDATE meta SET value = ? WHERE name = 'schema_version'", ("4",))
-    with pytest.raises(ValueError, match="schema version '4'"):
+        db.execute("UPDATE meta SET value = ? WHERE name = 'schema_version'", ("5",))
+    with pytest.raises(ValueError, match="schema version '5'"):
         Trial.open(path)
     path.write_text(json.dumps({"format": "jaxbai-trial", "schema_version": 3}))
     with pytest.raises(ValueError, match="schema version 3"):
@@ -376,8 +376,12 @@ def test_invalid_configurations_are_rejected(tmp_path):
     for kwargs, match in [
         ({"algorithm": "nope", "epsilon": 1.0}, "algorithm must be"),
         ({"algorithm": "ttucb", "epsilon": 1.0}, "not private"),
-        ({"algorithm": "adap_tt", "epsilon": math.inf}, "finite epsilon"),
-        ({"algorithm": "adap_tt", "epsilon": None}, "finite epsilon"),
+        ({"algorithm": "adap_tt", "epsilon": math.inf}, "epsilon must be finite"),
+        (
+            {"algorithm": "adap_tt", "epsilon": 1e300},
+            r"epsilon must be finite, in \[1e-30, 30\]",
+        ),
+        ({"algorithm": "adap_tt", "epsilon": None}, "needs epsilon"),
         ({"algorithm": "ctb_tt", "epsilon": 1.0, "clip": True}, "participants clip"),
         ({"algorithm": "adap_tt", "epsilon": 1.0, "noise": "fast"}, "noise must be"),
         ({"algorithm": "adap_tt", "epsilon": 1.0, "outcomes": "counts"}, "outcomes must be"),
@@ -437,7 +441,7 @@ def test_publication_holds_only_protected_outputs(tmp_path, no_fsync):
         assert running["stopping_time"] is None and running["recommendation"] is None
         drive(t, lambda arm: marker if arm else 1.0, 400)
         published = t.publish()
-        for name in (path, f"{path}.lock", f"{path}-wal", f"{path}-shm"):
+        for name in (path, f"{path}-wal", f"{path}-shm"):
             assert stat.S_IMODE(os.stat(name).st_mode) == 0o600, name
     assert set(published) == trial.PUBLISHED_FIELDS
     assert published["stopped"] and published["stopping_time"] == len(published["actions"])
@@ -470,13 +474,14 @@ def test_command_line_round_trip(tmp_path, no_fsync, capsys):
               "--delta", "0.05", "--seed", "0", "--option", "threshold=heuristic"]  # fmt: skip
     assert trial.main(create) == 0
     assert json.loads(capsys.readouterr().out)["samples"] == 0
-    for _ in range(4):
+    for p in range(4):
         assert trial.main(["next", path]) == 0
-        arm = int(capsys.readouterr().out)
-        assert trial.main(["record", path, str(arm), "1"]) == 0
+        participant, arm = map(int, capsys.readouterr().out.split())
+        assert participant == p
+        assert trial.main(["record", path, str(arm), "1", "--participant", str(p)]) == 0
         capsys.readouterr()
-    assert trial.main(["record", path, "0", "1"]) == 1
-    assert "no open request" in capsys.readouterr().err
+    assert trial.main(["record", path, "0", "1", "--participant", "4"]) == 2
+    assert "participant 4 has no open assignment" in capsys.readouterr().err
     assert trial.main(["status", path]) == 0
     assert json.loads(capsys.readouterr().out)["samples"] == 4
     assert trial.main(["publish", path]) == 0
@@ -485,5 +490,5 @@ def test_command_line_round_trip(tmp_path, no_fsync, capsys):
     assert len(published["actions"]) == 4 and published["actions"][:3] == [0, 1, 2]
     assert trial.main(["privatize", "0.7", "--epsilon", "1"]) == 0
     assert float(capsys.readouterr().out) in (0.0, 1.0)
-    assert trial.main(["privatize", "1.7", "--epsilon", "1"]) == 1
+    assert trial.main(["privatize", "1.7", "--epsilon", "1"]) == 2
     assert "outside [0, 1]" in capsys.readouterr().err

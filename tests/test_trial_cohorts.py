@@ -183,8 +183,10 @@ def test_open_cohort_semantics_and_validation(tmp_path):
         t.record(a1, 0.0, participant=p1)
         t.record(a0, 1.0, participant=p0)  # applies p0, p1 and the held p2
         assert t.status().samples == 9 and t.status().held == 0
-        assert t.status().pending_arm == a3  # the only open one: record() needs no id
-        t.record(a3, 0.0)
+        assert t.status().pending_arm == a3  # the only open one, but issued before opening:
+        with pytest.raises(ValueError, match=f"participant={p3}"):  # whose outcome is it?
+            t.record(a3, 0.0)
+        t.record(a3, 0.0, participant=p3)
         assert t.status().samples == 10 and t.publish()["actions"][6:] == [a0, a1, a2, a3]
     with Trial.create(tmp_path / "s.trial", "ttucb", 3, None, 0.05, 0) as t:
         with pytest.raises(ValueError, match="fully sequential"):
@@ -331,7 +333,7 @@ def test_command_line_cohort(tmp_path, no_fsync, capsys):
             reward = str(int(outcome(p, arm)))
             assert trial.main(["record", path, str(arm), reward, "--participant", str(p)]) == 0
             capsys.readouterr()
-    assert trial.main(["record", path, "0", "1", "--participant", "0"]) == 1
+    assert trial.main(["record", path, "0", "1", "--participant", "0"]) == 2
     assert "already recorded" in capsys.readouterr().err
     assert trial.main(["publish", path]) == 0
     published = json.loads(capsys.readouterr().out)

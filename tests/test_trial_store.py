@@ -1,10 +1,10 @@
-"""The trial store (jaxbai.trial._store): schema-1 and schema-2 migration, O(1) writes, stale
+"""The trial store (jaxbai.trial._store): migration of schemas 1 to 3, O(1) writes, stale
 temporaries.
 
 Schema-1 files are written here from the layout the schema-1 code wrote (one JSON document:
 arrays as dtype, shape and base64 bytes, floats of the configuration as hexadecimal strings,
 exact sums as fractions, ``json.dumps(..., sort_keys=True, indent=1)``; a Top Two state as the
-13 arrays of `LEGACY_TOP_TWO`). Schema-2 stores are fixtures written by the schema-2 code
+13 arrays of `LEGACY_TOP_TWO`). Schema-2 and schema-3 stores are fixtures written by that code
 (``tests/fixtures``), with the publication it gave after continuing them.
 """
 
@@ -142,17 +142,21 @@ def test_schema1_files_that_cannot_continue_are_refused(tmp_path, no_fsync):
         assert t.status().samples == 5 and t.publish()["noise"] == "none"
 
 
+@pytest.mark.parametrize("schema", [2, 3])
 @pytest.mark.parametrize("name", ["adap_tt", "ttucb"])
-def test_schema2_store_is_migrated_and_continues_exactly(name, tmp_path):
-    """A store written by the schema-2 code after 30 outcomes, continued with the next 120
-    outcomes of the same stream, publishes what the schema-2 code published."""
+def test_older_store_is_migrated_and_continues_exactly(schema, name, tmp_path):
+    """A store written by the schema-2 (or 3) code after 30 outcomes, continued with the next
+    120 outcomes of the same stream, publishes what that code published; it is then schema 4,
+    with its digest, and reopens as such."""
     path = tmp_path / f"{name}.trial"
-    path.write_bytes((FIXTURES / f"schema2_{name}.trial").read_bytes())
+    path.write_bytes((FIXTURES / f"schema{schema}_{name}.trial").read_bytes())
     expected = json.loads((FIXTURES / "schema2_expected.json").read_text())[name]
     rng = np.random.default_rng(3)
-    outcomes = rng.random(150)  # the fixture's stream: one draw per outcome
-    with Trial.open(path) as t:
+    outcomes = rng.random(150)  # the fixtures' stream: one draw per outcome
+    with Trial.open(path, read_only=True) as t:  # read as it is, written nothing
         assert t.status().samples == 30
+    assert path.read_bytes() == (FIXTURES / f"schema{schema}_{name}.trial").read_bytes()
+    with Trial.open(path) as t:
         for u in outcomes[30:]:
             arm = t.next_arm()
             t.record(arm, float(u < (0.6, 0.5, 0.4)[arm]))
@@ -160,8 +164,9 @@ def test_schema2_store_is_migrated_and_continues_exactly(name, tmp_path):
     assert got == expected
     with contextlib.closing(sqlite3.connect(path)) as db:
         meta = dict(db.execute("SELECT name, value FROM meta"))
-    assert meta["schema_version"] == "3" and ".estimate.means" in json.loads(meta["paths"])
-    with Trial.open(path) as t:  # reopens as schema 3
+    assert meta["schema_version"] == "4" and ".estimate.means" in json.loads(meta["paths"])
+    assert len(meta["store_id"]) == 32 and meta["session"] == ""
+    with Trial.open(path) as t:  # reopens as schema 4, its digest verified
         assert t.publish() == {k: v for k, v in expected.items() if k != "samples"}
 
 
@@ -188,8 +193,9 @@ def test_record_io_does_not_grow_with_the_trial(tmp_path, no_fsync):
             for p, arm in t.next_batch(max_size=5_000 - t.status().samples):
                 t.record(arm, reward(p, arm), participant=p)
         late = wal_frames_per_record(t, 100)
-    # Two pages per sample (the assignment's leaf, the snapshot row), plus rare B-tree splits.
-    assert early <= 2.5 and late <= 2.5
+    # Three pages per sample (the assignment's leaf, the snapshot row with the digest when
+    # the assignment is issued, again when its outcome is applied), plus rare B-tree splits.
+    assert early <= 3.5 and late <= 3.5
     assert late <= early * 1.1
 
 

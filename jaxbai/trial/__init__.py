@@ -19,9 +19,16 @@ every record is one transaction whose I/O does not grow with the trial, a proces
 instant loses at most the record being written, and `Trial.open` continues exactly where it
 stopped (state arrays bit for bit, JAX key, open assignments, held outcomes). Assignments are
 committed without waiting for the disk: they are a function of the stored state, so one lost to
-a power failure is issued again identically. A schema-1 JSON
-state file is migrated on open. An advisory lock (``<path>.lock``) keeps two processes from
-driving one trial at once.
+a power failure is issued again identically. A schema-1 JSON state file, and stores of schemas
+2 and 3, are migrated on open.
+
+Integrity and ownership. Every open verifies a SHA-256 digest of the state, the configuration
+and the assignment log, and refuses a store that fails it. The writer locks the database file
+itself, so no second path (a link, a copy of the path) opens a second writer; readers
+(``Trial.open(path, read_only=True)``, the CLI's ``status`` and ``publish``) take no lock and
+write nothing. A closed trial is one file; an open or interrupted one is two (``x.trial`` and
+its log ``x.trial-wal``), and opening one without the other, or with another trial's log, is
+refused. `backup` copies a trial, open or not, into one self-contained file.
 
 What is kept and what is published (Section 2.3).
 
@@ -46,8 +53,9 @@ publication then states; with ``outcomes="binary"`` only 0 and 1 are accepted.
 Modules: `jaxbai.trial.discrete_noise` (exact discrete Laplace releases),
 `jaxbai.trial.secure_noise` (CSPRNG noise and the participant-side mechanisms),
 `jaxbai.trial.cli` (``python -m jaxbai.trial``); the private ``_config`` (constants and
-records), ``_algorithm`` (the algorithm glue), ``_store`` (the store and the lock), ``_schema1``
-(reading schema-1 files), ``_release`` (the releases) and ``_trial`` (`Trial`).
+records), ``_algorithm`` (the algorithm glue), ``_store`` (the store, its lock and
+integrity), ``_schema1`` and ``_schema2`` (older layouts), ``_release`` (the releases) and
+``_trial`` (`Trial`).
 
 Example:
   >>> import os, tempfile
@@ -69,7 +77,7 @@ from jaxbai.trial._config import (
     TrialConfig,
     TrialStatus,
 )
-from jaxbai.trial._trial import Trial
+from jaxbai.trial._trial import Trial, backup
 from jaxbai.trial.cli import main
 from jaxbai.trial.secure_noise import privatize_locally
 
@@ -82,6 +90,7 @@ __all__ = [
     "Trial",
     "TrialConfig",
     "TrialStatus",
+    "backup",
     "discrete_noise",
     "main",
     "privatize_locally",

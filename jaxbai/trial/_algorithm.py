@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
 
+from jaxbai import _validate
 from jaxbai.base import Algorithm, Episodic, Releasing
 from jaxbai.registry import ALGORITHMS
 from jaxbai.trial._config import NOISE_MODES, OUTCOMES, TrialConfig
@@ -79,8 +79,11 @@ def check_config(config: TrialConfig) -> None:
     if not entry.takes_epsilon:
         if config.epsilon is not None:
             raise ValueError(f"{config.algorithm} is not private: pass epsilon=None")
-    elif config.epsilon is None or not (math.isfinite(config.epsilon) and config.epsilon > 0):
-        raise ValueError(f"a real trial needs a finite epsilon > 0, got {config.epsilon!r}")
+    elif config.epsilon is None:
+        raise ValueError(f"{config.algorithm} is private: a real trial needs epsilon")
+    else:
+        _validate.check_mechanism_epsilon(config.epsilon)
+    _validate.check_open_unit("delta", config.delta)
     if entry.participant_mechanism is not None and (config.clip or config.outcomes != "unit"):
         raise ValueError(
             "a local-DP trial never sees raw rewards: participants clip (and check) them on their "

@@ -12,9 +12,10 @@ from typing import Any
 
 import jax
 
-SCHEMA_VERSION = 3
-"""Version of the store layout. `Trial.open` migrates versions 1 (the JSON state file) and 2
-(a flat Top Two state, `jaxbai.trial._schema2`) and refuses any other."""
+SCHEMA_VERSION = 4
+"""Version of the store layout. `Trial.open` migrates versions 1 (the JSON state file), 2 (a
+flat Top Two state, `jaxbai.trial._schema2`) and 3 (no integrity digest, no session mark) and
+refuses any other."""
 
 PUBLICATION_VERSION = 2
 """Version of the publication layout (`Trial.publish`; unchanged since store schema 2)."""

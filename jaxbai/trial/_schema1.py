@@ -11,6 +11,7 @@ after migration the trial's later releases use the discrete Laplace of
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 from fractions import Fraction
 from typing import Any
@@ -60,6 +61,20 @@ def read(
             f"unsupported trial schema version {document.get('schema_version')!r} in a JSON "
             "state file (this jaxbai migrates version 1)"
         )
+    try:
+        config, snap, actions = _decode(document)
+        sensitive, pending = bool(document["sensitive"]), document["pending_arm"]
+    except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as err:
+        raise ValueError(f"a damaged schema-1 trial file ({type(err).__name__}: {err})") from err
+    if not snap.windows and ALGORITHMS.get_entry(config.algorithm).privacy == "global":
+        raise ValueError(
+            "this schema-1 rehearsal (noise='prng') of a global-DP algorithm cannot be migrated: "
+            "it kept no exact sums of its open phases; start a new rehearsal"
+        )
+    return config, sensitive, snap, actions, pending
+
+
+def _decode(document: dict[str, Any]) -> tuple[TrialConfig, Snapshot, list[int]]:
     raw = document["config"]
     config = TrialConfig(
         algorithm=raw["algorithm"],
@@ -71,11 +86,6 @@ def read(
         noise=raw["noise"],
     )
     windows = tuple((int(c), Fraction(s)) for c, s in document["windows"])
-    if not windows and ALGORITHMS.get_entry(config.algorithm).privacy == "global":
-        raise ValueError(
-            "this schema-1 rehearsal (noise='prng') of a global-DP algorithm cannot be migrated: "
-            "it kept no exact sums of its open phases; start a new rehearsal"
-        )
     actions = [int(a) for a in _array(document["actions"])]
     snap = Snapshot(
         key=jax.random.wrap_key_data(jnp.asarray(_array(document["key"]))),
@@ -83,4 +93,4 @@ def read(
         samples=len(actions),
         windows=windows,
     )
-    return config, bool(document["sensitive"]), snap, actions, document["pending_arm"]
+    return config, snap, actions

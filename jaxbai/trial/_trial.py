@@ -28,6 +28,7 @@ import numpy as np
 
 import jaxbai.trial._store as _store
 import jaxbai.trial.secure_noise as secure_noise
+from jaxbai import _validate
 from jaxbai.base import Algorithm, Episodic
 from jaxbai.trial._algorithm import build, check_config, compiled
 from jaxbai.trial._config import (
@@ -40,7 +41,7 @@ from jaxbai.trial._config import (
 from jaxbai.trial._release import Releaser, add_to_window
 from jaxbai.trial.discrete_noise import RandBits
 
-__all__ = ["Trial"]
+__all__ = ["Trial", "backup"]
 
 _PLAN_LENGTHS = (256, 4096, 65536, 1 << 20)
 """Lengths `Trial.next_batch` plans with, shortest first (each compiles once per process); a
@@ -52,7 +53,13 @@ _split = jax.jit(jax.random.split)
 
 # ------------------------------------------------------------------------------ helpers
 def _first_key(seed: int | None) -> jax.Array:
-    return jax.random.key(secrets.randbits(32) if seed is None else seed)
+    return jax.random.key(secrets.randbits(32) if seed is None else _validate.check_seed(seed))
+
+
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def _is_index(value: object) -> bool:
@@ -64,7 +71,9 @@ class Trial:
     """A durable, validated ask/tell trial around one algorithm; see `jaxbai.trial`.
 
     Build one with `Trial.create` or `Trial.open`, not the constructor. A trial holds an
-    exclusive lock on its store until `close` (or the end of a ``with`` block).
+    exclusive lock on its store (the file itself, whatever path reaches it) until `close` (or
+    the end of a ``with`` block); ``Trial.open(path, read_only=True)`` takes none and only
+    reads.
 
     Participants are numbered by sample index: participant p is the (p+1)-th sample, whose arm
     is ``publish()["actions"][p]``. Outcomes are applied in participant order, whatever order
@@ -76,9 +85,9 @@ class Trial:
     or a generator seeded by ``fold_in(k_update, 1)`` (``"prng"``).
     """
 
-    def __init__(self, lock_fd: int, store: _store.Store, randbits: RandBits | None) -> None:
-        self._lock_fd: int | None = lock_fd
-        self._store = store
+    def __init__(self, store: _store.Store, randbits: RandBits | None) -> None:
+        self._store: _store.Store | None = store
+        self._path = store.path
         self._config = store.config
         self._alg, self._params = build(self._config)
         self._releaser = Releaser(self._config, self._alg, randbits)
@@ -86,6 +95,8 @@ class Trial:
         template = self._alg.init(jax.random.key(0), self._params, self._config.num_arms)
         self._snap = store.snapshot(template)
         self._issued, self._held = store.issued(self._snap.samples)
+        self._issued_here: set[int] = set()
+        """Open assignments this object issued (`record` may then omit the participant)."""
 
     # --- construction ------------------------------------------------------------------------
     @classmethod
@@ -110,10 +121,11 @@ class Trial:
           path: the store to create; it must not exist.
           algorithm: registry name, a key of `jaxbai.registry.ALGORITHMS`.
           num_arms: K ≥ 2.
-          epsilon: ε, finite and > 0 (``None`` for an algorithm that takes none: ``ttucb``).
+          epsilon: ε in [1e-30, 30] (``None`` for an algorithm that takes none:
+            ``ttucb``).
           delta: δ in (0, 1).
-          seed: seed of the JAX key (tie-breaking priorities; all noise in ``"prng"`` mode);
-            ``None`` draws one from the CSPRNG.
+          seed: seed of the JAX key, in [0, 2³²) (tie-breaking priorities; all noise in
+            ``"prng"`` mode); ``None`` draws one from the CSPRNG.
           clip: clip raw rewards into [0, 1] instead of rejecting them (``outcomes="unit"``,
             global DP and non-private algorithms; local-DP participants clip on their device).
           noise: ``"secure"`` (real trials) or ``"prng"`` (rehearsals); see `NOISE_MODES`.
@@ -133,64 +145,70 @@ class Trial:
         config = TrialConfig(
             algorithm=algorithm,
             options=dict(options),
-            num_arms=int(num_arms),
-            epsilon=None if epsilon is None else float(epsilon),
-            delta=float(delta),
-            clip=bool(clip),
+            num_arms=_validate.check_num_arms(num_arms),
+            epsilon=None if epsilon is None else _validate.real_number("epsilon", epsilon),
+            delta=_validate.real_number("delta", delta),
+            clip=_flag("clip", clip),
             noise=noise,
             outcomes=outcomes,
         )
         check_config(config)
+        first_key = _first_key(seed)
         alg, params = build(config)
         Releaser(config, alg, randbits)  # fails now, not at the first release
-        key_init, key = jax.random.split(_first_key(seed))
+        key_init, key = jax.random.split(first_key)
         state = alg.init(key_init, params, config.num_arms)
         windows = ((0, Fraction(0)),) * config.num_arms if alg.info.privacy == "global" else ()
-        path = Path(path)
-        lock_fd = _store.lock(path)
+        sensitive = alg.info.privacy != "local"
+        snap = Snapshot(key, state, 0, windows)
+        store = _store.Store.create(Path(path), config, sensitive, snap)
         try:
-            sensitive = alg.info.privacy != "local"
-            snap = Snapshot(key, state, 0, windows)
-            return cls(lock_fd, _store.Store.create(path, config, sensitive, snap), randbits)
+            return cls(store, randbits)
         except BaseException:
-            os.close(lock_fd)
+            store.close()
             raise
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, randbits: RandBits | None = None) -> Trial:
-        """Opens an existing trial where it stopped (migrating a schema-1 state file).
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        randbits: RandBits | None = None,
+    ) -> Trial:
+        """Opens an existing trial where it stopped (migrating an older store).
+
+        The store is verified first (`jaxbai.trial._store`: its digest, and that its log is
+        present and its own); a store that fails is refused, never continued.
 
         Args:
           path: the store.
+          read_only: open it only to read (`status`, `publish`): no lock and no write, so it
+            works beside the process running the trial and on read-only media.
           randbits: source of fair bits for the releases in ``"secure"`` mode; tests only.
 
         Raises:
           FileNotFoundError: no such file.
-          ValueError: not a trial store, an unsupported schema version, or a schema-1 file
-            that cannot be migrated.
-          RuntimeError: another process has the trial open.
+          ValueError: not a trial store, an unsupported schema version, a schema-1 file that
+            cannot be migrated, a corrupted store, or a missing or foreign log.
+          RuntimeError: another process has the trial open (not with ``read_only``).
         """
         path = Path(path)
-        if not path.exists():
+        if not path.is_file():
             raise FileNotFoundError(f"no trial at {path}")
-        lock_fd = _store.lock(path)
+        store = _store.Store.open(path, writable=not _flag("read_only", read_only))
         try:
-            store = _store.Store.open(path)
-            try:
-                return cls(lock_fd, store, randbits)
-            except BaseException:
-                store.close()
-                raise
+            return cls(store, randbits)
         except BaseException:
-            os.close(lock_fd)
+            store.close()
             raise
 
     def close(self) -> None:
-        """Releases the lock; every record is already durable, so nothing else is needed."""
-        if self._lock_fd is not None:
+        """Releases the lock, leaving the store one self-contained file (`jaxbai.trial._store`);
+        every record is already durable."""
+        if self._store is not None:
             self._store.close()
-            os.close(self._lock_fd)
-            self._lock_fd = None
+            self._store = None
 
     def __enter__(self) -> Trial:
         return self
@@ -202,7 +220,12 @@ class Trial:
     @property
     def path(self) -> Path:
         """The store."""
-        return self._store.path
+        return self._path
+
+    def _open_store(self) -> _store.Store:
+        if self._store is None:
+            raise RuntimeError("the trial is closed")
+        return self._store
 
     @property
     def config(self) -> TrialConfig:
@@ -232,32 +255,42 @@ class Trial:
             raise RuntimeError("the trial has stopped: see status() and publish()")
 
     def _write(self, *args: Any, **changes: Any) -> None:
-        if self._lock_fd is None:
-            raise RuntimeError("the trial is closed")
-        self._store.write(*args, **changes)
+        store = self._open_store()
+        if not store.writable:
+            raise RuntimeError(f"trial {store.path} is open read-only: reopen it to write")
+        store.write(*args, **changes)
 
     def _issue(self, assignments: list[tuple[int, int]]) -> None:
         self._write(issue=assignments, fsync=False)  # reissued identically if lost
         self._issued.update(assignments)
+        self._issued_here.update(p for p, _ in assignments)
 
-    def next_arm(self) -> int:
-        """The arm for the next participant; the same arm again until it is recorded.
+    def next_assignment(self) -> tuple[int, int]:
+        """(participant, arm) for the next participant; the same again until it is recorded.
+
+        Record its outcome with ``record(arm, reward, participant=participant)``.
 
         Raises:
           RuntimeError: the trial has stopped (see `status` and `publish`), or a cohort of
             several assignments is open (record those first).
         """
         if len(self._issued) == 1:
-            return next(iter(self._issued.values()))
+            assignment = next(iter(self._issued.items()))
+            self._issued_here.add(assignment[0])  # handed out by this object, again
+            return assignment
         if self._issued:
             raise RuntimeError(
                 f"{len(self._open_assignments())} assignments of a cohort are open: record their "
                 "outcomes with record(..., participant=p) first (next_batch() lists them)"
             )
         self._check_running()
-        arm = int(self._fns.select(self._snap.state, self._params))
-        self._issue([(self._snap.samples, arm)])
-        return arm
+        assignment = (self._snap.samples, int(self._fns.select(self._snap.state, self._params)))
+        self._issue([assignment])
+        return assignment
+
+    def next_arm(self) -> int:
+        """The arm of `next_assignment` (for one operator recording through this object)."""
+        return self.next_assignment()[1]
 
     def next_batch(self, max_size: int | None = None) -> list[tuple[int, int]]:
         """A cohort: (participant, arm) pairs up to the next episode end (Appendix H).
@@ -303,11 +336,18 @@ class Trial:
     # --- outcomes -----------------------------------------------------------------------------
     def _participant(self, participant: int | None) -> int:
         if participant is None:
-            if len(self._issued) == 1:
+            if len(self._issued) == 1 and set(self._issued) == self._issued_here:
                 return next(iter(self._issued))
             if not self._issued:
                 raise ValueError(
                     "no open request: call next_arm() first; each request takes exactly one record"
+                )
+            if len(self._issued) == 1:
+                p = next(iter(self._issued))
+                raise ValueError(
+                    f"participant {p}'s assignment was issued before this trial was opened (by "
+                    f"another operator, perhaps): say whose outcome this is (participant={p}, "
+                    "--participant on the command line)"
                 )
             raise ValueError(
                 f"{len(self._issued) - len(self._held)} assignments are open: say whose outcome "
@@ -333,8 +373,12 @@ class Trial:
         Args:
           arm: the arm the participant was assigned.
           reward: the (privatised, for local DP) observation.
-          participant: the participant's id (from `next_batch`); may be omitted when one
-            assignment is open (`next_arm`).
+          participant: the participant's id (from `next_assignment` or `next_batch`). It
+            may be omitted only for the one open assignment and only if this object handed
+            it out (`next_arm`, `next_assignment`): the store's lock keeps anyone else from
+            recording in between, so the outcome cannot be another participant's. An
+            assignment this object did not hand out (issued before it was opened, by another
+            operator perhaps) needs its id.
 
         Raises:
           ValueError: no such open assignment (nothing issued, or already recorded), several
@@ -364,6 +408,7 @@ class Trial:
         for q in applied:
             del self._issued[q]
             self._held.pop(q, None)
+            self._issued_here.discard(q)
 
     def _observation(self, reward: float) -> float:
         mechanism = self._alg.info.participant_mechanism
@@ -404,8 +449,9 @@ class Trial:
         if privacy == "none":
             return "none"
         text = self._releaser.describe()
-        if self._store.migrated_at is not None:
-            text += f" (before sample {self._store.migrated_at}: snapped laplace, schema 1)"
+        migrated_at = self._open_store().migrated_at
+        if migrated_at is not None:
+            text += f" (before sample {migrated_at}: snapped laplace, schema 1)"
         return text
 
     def status(self) -> TrialStatus:
@@ -463,8 +509,26 @@ class Trial:
             "outcomes": self._config.outcomes,
             "resolution": self._releaser.resolution,
             "release_epsilon": self._releaser.epsilon,
-            "actions": self._store.actions(samples),
+            "actions": self._open_store().actions(samples),
             "stopped": stopped,
             "stopping_time": samples if stopped else None,
             "recommendation": recommendation if stopped else None,
         }
+
+
+def backup(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Copies the trial ``source`` into the new, self-contained file ``target``.
+
+    It uses SQLite's online backup, so it is safe while the trial is open in another process
+    (the copy is one committed state, verified before it appears). The copy is the same
+    trial: continue only one of the two.
+
+    Raises:
+      FileNotFoundError: no trial at ``source``.
+      FileExistsError: ``target`` exists.
+      ValueError: ``source`` is not a sound trial store (corrupted, missing or foreign log).
+    """
+    source = Path(source)
+    if not source.is_file():
+        raise FileNotFoundError(f"no trial at {source}")
+    _store.backup(source, Path(target))

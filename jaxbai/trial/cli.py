@@ -1,9 +1,12 @@
 """The command line of real trials, ``python -m jaxbai.trial``; the README shows a session.
 
-Subcommands: ``create``, ``next``, ``next-batch``, ``record``, ``status``, ``publish`` (the
-curator's side) and ``privatize`` (the participant's side, for local-DP trials). ``next-batch``
-prints a cohort, one ``participant arm`` line per assignment; ``record --participant P`` records
-participant P's outcome, in any order.
+Subcommands: ``create``, ``next``, ``next-batch``, ``record``, ``status``, ``publish``,
+``backup`` (the curator's side) and ``privatize`` (the participant's side, for local-DP
+trials). ``next`` prints one ``participant arm`` line, ``next-batch`` one per assignment of a
+cohort; ``record --participant P`` records participant P's outcome (in any order within a
+cohort): the id is required, so that two operators sharing a trial can never attach an outcome
+to the wrong participant. ``status``, ``publish`` and ``backup`` only read (beside a running
+trial, and on read-only media). Errors are one line on stderr, with exit status 2.
 
 Example:
   >>> import contextlib, io, os, tempfile
@@ -13,9 +16,12 @@ Example:
   ...     code = main(args)
   >>> code, json.loads(out.getvalue())["samples"]
   (0, 0)
-  >>> main(["next", path])  # prints the arm, then returns the exit status
+  >>> main(["next", path])  # prints "participant arm", then returns the exit status
+  0 0
   0
-  0
+  >>> main(["record", path, "0", "1", "--participant", "0"]) == 0  # doctest: +ELLIPSIS
+  {...
+  True
 """
 
 from __future__ import annotations
@@ -31,9 +37,12 @@ from typing import Any
 import jaxbai.trial.secure_noise as secure_noise
 from jaxbai.registry import ALGORITHMS
 from jaxbai.trial._config import NOISE_MODES, OUTCOMES
-from jaxbai.trial._trial import Trial
+from jaxbai.trial._trial import Trial, backup
 
 __all__ = ["main"]
+
+_READERS = ("status", "publish")
+"""Subcommands that open the trial read-only."""
 
 
 def _option(text: str) -> tuple[str, Any]:
@@ -57,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--arms", type=int, required=True, help="number of arms K")
     create.add_argument("--epsilon", type=float, help="privacy budget (omit for ttucb)")
     create.add_argument("--delta", type=float, required=True, help="risk")
-    create.add_argument("--seed", type=int, help="JAX key seed (default: random)")
+    create.add_argument("--seed", type=int, help="JAX key seed in [0, 2**32) (default: random)")
     create.add_argument("--clip", action="store_true", help="clip rewards into [0, 1]")
     create.add_argument("--noise", choices=NOISE_MODES, default="secure")
     create.add_argument(
@@ -69,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
         help="algorithm factory option, e.g. threshold=heuristic",
     )  # fmt: skip
     for name, text in (
-        ("next", "print the arm for the next participant"),
+        ("next", "print 'participant arm' for the next participant"),
         ("status", "print the curator's status (JSON)"),
         ("publish", "print the public record (JSON)"),
     ):
@@ -81,7 +90,13 @@ def _parser() -> argparse.ArgumentParser:
     record.add_argument("path")
     record.add_argument("arm", type=int)
     record.add_argument("reward", type=float)
-    record.add_argument("--participant", type=int, help="whose outcome (from next-batch)")
+    record.add_argument(
+        "--participant", type=int, required=True,
+        help="whose outcome: the id next or next-batch printed",
+    )  # fmt: skip
+    backup = commands.add_parser("backup", help="copy a trial (open or not) into one file")
+    backup.add_argument("source")
+    backup.add_argument("target", help="the new file (must not exist)")
     privatize = commands.add_parser("privatize", help="participant side: privatise a reward")
     privatize.add_argument("reward", type=float)
     privatize.add_argument("--epsilon", type=float, required=True)
@@ -102,15 +117,18 @@ def _run(args: argparse.Namespace) -> str:
             args.reward, args.epsilon, gamma=args.gamma, clip=args.clip
         )
         return repr(z)
+    if args.command == "backup":
+        backup(args.source, args.target)
+        return f"{args.target}: a self-contained copy of {args.source}"
     if args.command == "create":
         with Trial.create(
             args.path, args.algorithm, args.arms, args.epsilon, args.delta, args.seed,
             clip=args.clip, noise=args.noise, outcomes=args.outcomes, **dict(args.option),
         ) as trial:  # fmt: skip
             return _dump(dataclasses.asdict(trial.status()))
-    with Trial.open(args.path) as trial:
+    with Trial.open(args.path, read_only=args.command in _READERS) as trial:
         if args.command == "next":
-            return str(trial.next_arm())
+            return "{} {}".format(*trial.next_assignment())
         if args.command == "next-batch":
             batch = trial.next_batch(args.max_size)
             return "\n".join(f"{participant} {arm}" for participant, arm in batch)
@@ -126,12 +144,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point: ``python -m jaxbai.trial {create,next,next-batch,record,…}``.
 
     Returns:
-      The exit status: 0, or 1 after printing the error.
+      The exit status: 0, or 2 after printing the error (one line; argparse's usage errors
+      exit with 2 as well).
     """
     args = _parser().parse_args(argv)
     try:
         print(_run(args))
     except (ValueError, RuntimeError, OSError, sqlite3.Error) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+        text = " ".join(str(err).split()) or type(err).__name__
+        print(f"error: {text}", file=sys.stderr)
+        return 2
     return 0

@@ -1,0 +1,525 @@
+"""Reliability of real trials: ownership, one file at rest, integrity, attribution, input.
+
+Each test below stands for a failure a hostile review found (a second writer through another
+path, a trial copied without its log or beside another's, a record attached to the wrong
+participant, the participant side accepting ε = ∞, flipped bits continued, a full disk reported
+as a rollback error, a read-only medium unreadable, tracebacks for bad input). The property
+tests (hypothesis, derandomised, a fixed number of examples each: 40 corrupted files, 60 trial
+inputs, 80 command lines) assert that every generated input either works or raises the
+project's own error with a message — never another exception. The soak (two processes, two
+paths, 10⁴ records) is marked slow: ``python -m pytest -m slow tests/test_reliability_trial.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jaxbai.trial import Trial, _store, backup, main, secure_noise
+from jaxbai.trial._store import CorruptStoreError
+
+PROPERTY = settings(
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+@pytest.fixture
+def no_fsync(monkeypatch):
+    """For tests of decisions rather than durability: skip the (slow) fsyncs."""
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
+    monkeypatch.setattr(_store, "SYNCHRONOUS", "OFF")
+
+
+def drive(t: Trial, records: int) -> None:
+    for _ in range(records):
+        p, arm = t.next_assignment()
+        t.record(arm, ((7 * p + arm) % 11) / 10, participant=p)
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    """``python -m jaxbai.trial`` in process: (exit status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as exit_:  # argparse's usage errors
+            code = exit_.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def side_files(path: Path) -> list[str]:
+    return sorted(p.name for p in path.parent.iterdir() if p.name.startswith(f"{path.name}-"))
+
+
+# ------------------------------------------------------------------------------ ownership
+def test_no_second_writer_through_any_other_path(tmp_path, no_fsync):
+    """The lock is the file's: a symlink, a hard link or a relative path all meet it (the
+    sibling lock file they bypassed is gone), and readers still read."""
+    path = tmp_path / "t.trial"
+    (tmp_path / "sub").mkdir()
+    os.symlink(path, tmp_path / "link.trial")
+    with Trial.create(path, "ttucb", 3, None, 0.05, 0) as t1:
+        os.link(path, tmp_path / "hard.trial")
+        t1.record(t1.next_arm(), 1.0)
+        for other in ("link.trial", "hard.trial", "sub/../t.trial"):
+            with pytest.raises(RuntimeError, match="open in another process"):
+                Trial.open(tmp_path / other)
+        with Trial.open(tmp_path / "link.trial", read_only=True) as reader:
+            assert reader.status().samples == 1
+            with pytest.raises(RuntimeError, match="read-only"):
+                reader.next_arm()
+        t1.record(t1.next_arm(), 0.0)
+    with Trial.open(tmp_path / "link.trial") as t2:
+        assert t2.status().samples == 2 and len(t2.publish()["actions"]) == 2
+
+
+# ------------------------------------------------------------------------------ one file
+def test_a_closed_trial_is_one_file_that_copies_alone(tmp_path, no_fsync):
+    path, copy = tmp_path / "t.trial", tmp_path / "elsewhere" / "t.trial"
+    with Trial.create(path, "adap_tt", 3, 1.0, 0.05, 0, noise="prng") as t:
+        drive(t, 30)
+        assert side_files(path) == ["t.trial-shm", "t.trial-wal"]
+        published = t.publish()
+    assert side_files(path) == []
+    copy.parent.mkdir()
+    shutil.copy(path, copy)
+    with Trial.open(copy) as t:
+        assert t.publish() == published
+
+
+def test_a_copy_without_its_log_or_beside_another_trials_log_is_refused(tmp_path, no_fsync):
+    """Files copied from an open (or killed) trial: the main file alone would have lost the
+    records in the log, and another trial's log would mix two trials."""
+    a, b = tmp_path / "a.trial", tmp_path / "b.trial"
+    image = tmp_path / "image"
+    image.mkdir()
+    with Trial.create(a, "adap_tt", 3, 1.0, 0.05, 0, noise="prng") as ta:
+        with Trial.create(b, "adap_tt", 3, 1.0, 0.05, 1, noise="prng") as tb:
+            drive(ta, 20)
+            drive(tb, 25)
+            for name in ("a.trial", "a.trial-wal", "b.trial-wal"):  # as a crash leaves them
+                shutil.copy(tmp_path / name, image / name)
+            expected = ta.publish()
+    shutil.copy(image / "a.trial", tmp_path / "alone.trial")
+    for read_only in (False, True):
+        with pytest.raises(ValueError, match=r"alone\.trial-wal is missing"):
+            Trial.open(tmp_path / "alone.trial", read_only=read_only)
+    shutil.copy(image / "a.trial", tmp_path / "chimera.trial")
+    shutil.copy(image / "b.trial-wal", tmp_path / "chimera.trial-wal")
+    before = (tmp_path / "chimera.trial").read_bytes()
+    with pytest.raises(ValueError, match=r"another trial|does not match"):
+        Trial.open(tmp_path / "chimera.trial")
+    assert (tmp_path / "chimera.trial").read_bytes() == before  # nothing checkpointed into it
+    with Trial.open(image / "a.trial") as t:  # the image with its own log: the crash state
+        assert t.publish() == expected
+
+
+def test_backup_while_open_in_another_process(tmp_path):
+    """`backup` copies a trial that another process has open (mid-session, log and all) into
+    one self-contained file; the CLI does the same and refuses an existing target."""
+    path = tmp_path / "t.trial"
+    Trial.create(path, "ttucb", 3, None, 0.05, 0).close()
+    writer = subprocess.Popen(
+        [sys.executable, "-c", SOAK_CHILD, str(path), "40", "40", "3"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    assert writer.stdout.readline().strip() == "open"  # holds the trial, 40 records done
+    backup(path, tmp_path / "copy.trial")
+    assert cli("backup", str(path), str(tmp_path / "cli.trial"))[0] == 0
+    code, _, err = cli("backup", str(path), str(tmp_path / "copy.trial"))
+    assert code == 2 and "exists" in err and err.count("\n") == 1
+    writer.communicate(timeout=120)
+    with Trial.open(path) as t:
+        expected = t.publish()
+    for name in ("copy.trial", "cli.trial"):
+        assert side_files(tmp_path / name) == []
+        with Trial.open(tmp_path / name) as t:
+            assert t.status().samples == 40 and t.publish() == expected
+
+
+# ------------------------------------------------------------------------------ attribution
+def test_an_outcome_names_the_participant_it_was_issued_for(tmp_path, no_fsync):
+    """Two operators: B asks for the next participant, which reissues A's open slot; the
+    outcome needs its id, so A's late record cannot land on B's participant."""
+    path = tmp_path / "t.trial"
+    with Trial.create(path, "ttucb", 3, None, 0.05, 0) as a:
+        p, arm = a.next_assignment()
+    with Trial.open(path) as b:
+        with pytest.raises(ValueError, match=f"participant={p}"):
+            b.record(arm, 1.0)  # not handed out by this object: which participant?
+        assert b.next_assignment() == (p, arm)
+        b.record(arm, 1.0, participant=p)
+        following = b.next_assignment()  # the next participant's slot is open now
+    with Trial.open(path) as a:
+        with pytest.raises(ValueError, match="already recorded"):
+            a.record(arm, 0.0, participant=p)
+        assert a.status().samples == 1
+    code, out, _ = cli("next", str(path))
+    assert code == 0 and out.split() == [str(following[0]), str(following[1])]
+    code, _, err = cli("record", str(path), "0", "1")  # the id is required
+    assert code == 2 and "--participant" in err
+
+
+# ------------------------------------------------------------------------------ the participant
+@pytest.mark.parametrize("epsilon", [math.inf, 1e9, math.nan, 0.0, -1.0, "1", True, None])
+def test_participant_side_refuses_the_epsilons_a_trial_refuses(epsilon):
+    for mechanism in (
+        lambda: secure_noise.privatize_locally(0.5, epsilon),
+        lambda: secure_noise.privatize_locally(0.5, epsilon, gamma=0.001),
+        lambda: secure_noise.secure_randomised_response(0.5, epsilon),
+        lambda: secure_noise.gaussian_sigma(epsilon, 0.001),
+    ):
+        with pytest.raises(ValueError, match="epsilon must be"):
+            mechanism()
+    with pytest.raises(ValueError, match="epsilon"):
+        Trial.create("unused.trial", "ctb_tt", 3, epsilon, 0.05)
+
+
+@pytest.mark.parametrize("gamma", [0.0, 1.0, -0.1, math.nan, 1.5, "0.1"])
+def test_participant_side_refuses_bad_gammas(gamma):
+    with pytest.raises(ValueError, match="gamma must"):
+        secure_noise.privatize_locally(0.5, 1.0, gamma=gamma)
+
+
+def test_privatize_command_line_refuses_bad_parameters():
+    for argv in (
+        ["--epsilon", "inf"],
+        ["--epsilon", "inf", "--gamma", "0.001"],
+        ["--epsilon", "1", "--gamma", "0"],
+        ["--epsilon", "nan"],
+        ["--epsilon", "-1"],
+    ):
+        code, out, err = cli("privatize", "0.7", *argv)
+        assert code == 2 and out == "" and err.startswith("error: ") and err.count("\n") == 1
+
+
+# ------------------------------------------------------------------------------ integrity
+def corrupt(path: Path, sql: str, args: tuple = ()) -> None:
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute(sql, args)
+
+
+def test_changed_state_log_or_configuration_is_refused(tmp_path, no_fsync):
+    path = tmp_path / "t.trial"
+    with Trial.create(path, "ttucb", 3, None, 0.05, 0) as t:
+        drive(t, 20)
+    pristine = path.read_bytes()
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        data = bytearray(db.execute("SELECT data FROM snapshot").fetchone()[0])
+    data[len(data) // 2] ^= 0x40  # a count, say [8 4 8] → [72 4 8]
+    for sql, args in [
+        ("UPDATE snapshot SET data = ?", (bytes(data),)),
+        ("UPDATE assignments SET arm = (arm + 1) % 3 WHERE participant = 3", ()),
+        ("UPDATE assignments SET arm = 7 WHERE participant = 5", ()),
+        ("DELETE FROM assignments WHERE participant = 7", ()),
+        ("UPDATE meta SET value = replace(value, 'ttucb', 'ctb_tt') WHERE name = 'config'", ()),
+        ("UPDATE snapshot SET samples = samples + 1", ()),
+    ]:
+        for name in side_files(path):  # the empty log and index a reader leaves
+            (tmp_path / name).unlink()
+        path.write_bytes(pristine)
+        corrupt(path, sql, args)
+        assert path.read_bytes() != pristine and side_files(path) == []
+        for read_only in (True, False):
+            with pytest.raises(CorruptStoreError, match="corrupted"):
+                Trial.open(path, read_only=read_only)
+        code, _, err = cli("status", str(path))
+        assert code == 2 and "corrupted" in err and err.count("\n") == 1
+
+
+@pytest.fixture(scope="module")
+def sound_store(tmp_path_factory) -> tuple[bytes, tuple]:
+    path = tmp_path_factory.mktemp("sound") / "t.trial"
+    with Trial.create(path, "ttucb", 3, None, 0.05, 0) as t:
+        drive(t, 40)
+        return path.read_bytes(), (t.status(), t.publish())
+
+
+@settings(PROPERTY, max_examples=40)
+@given(offset=st.integers(0, 10**6), bit=st.integers(0, 7))
+def test_any_flipped_bit_is_refused_or_harmless(sound_store, tmp_path, offset, bit):
+    """Flip one bit anywhere in a closed store: it opens as exactly the same trial (the bit was
+    in unused space) or is refused with the project's error — never continued differently."""
+    pristine, expected = sound_store
+    data = bytearray(pristine)
+    data[offset % len(data)] ^= 1 << bit
+    path = tmp_path / f"flip-{offset}-{bit}.trial"
+    path.write_bytes(bytes(data))
+    try:
+        with Trial.open(path) as t:
+            assert (t.status(), t.publish()) == expected
+    except ValueError as err:
+        assert str(err)
+
+
+# ------------------------------------------------------------------------------ write errors
+def test_a_full_disk_is_reported_as_such_and_changes_nothing(tmp_path, no_fsync):
+    path = tmp_path / "t.trial"
+    with Trial.create(path, "adap_tt", 3, 1.0, 0.05, 0, noise="prng") as t:
+        drive(t, 5)
+        db = t._store._db
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        db.execute(f"PRAGMA max_page_count = {pages}")
+        with pytest.raises(sqlite3.OperationalError, match="full"):
+            for _ in range(2000):  # until the assignments need a new page
+                drive(t, 1)
+        status = t.status()
+        db.execute("PRAGMA max_page_count = 1000000")
+        drive(t, 3)
+        assert t.status().samples == status.samples + 3
+        published = t.publish()
+    with Trial.open(path) as t:
+        assert t.publish() == published
+
+
+@pytest.fixture
+def read_only_medium(tmp_path):
+    """A directory bind-mounted read-only (needs the privilege to mount; else skipped)."""
+    source, mount = tmp_path / "source", tmp_path / "medium"
+    source.mkdir()
+    mount.mkdir()
+    yield source, mount
+    subprocess.run(["umount", str(mount)], capture_output=True)
+
+
+def test_a_store_on_read_only_media_can_be_read(read_only_medium, no_fsync):
+    source, mount = read_only_medium
+    with Trial.create(source / "t.trial", "ttucb", 3, None, 0.05, 0) as t:
+        drive(t, 10)
+        published = t.publish()
+    done = subprocess.run(["mount", "--bind", "-o", "ro", str(source), str(mount)], check=False)
+    if done.returncode != 0 or not _is_read_only(mount):
+        pytest.skip("cannot mount a read-only file system here")
+    path = str(mount / "t.trial")
+    with Trial.open(path, read_only=True) as t:
+        assert t.publish() == published
+    assert cli("status", path)[0] == 0 and json.loads(cli("publish", path)[1]) == published
+    code, _, err = cli("next", path)
+    assert code == 2 and err.count("\n") == 1
+    assert cli("backup", path, str(source / "copy.trial"))[0] == 0
+
+
+def _is_read_only(directory: Path) -> bool:
+    try:
+        (directory / ".probe").touch()
+    except OSError:
+        return True
+    (directory / ".probe").unlink()
+    return False
+
+
+# ------------------------------------------------------------------------------ bad input
+def test_reported_inputs_give_one_line_errors(tmp_path, no_fsync):
+    path = str(tmp_path / "t.trial")
+    base = ["create", path, "--algorithm", "adap_tt", "--arms", "3", "--delta", "0.05"]
+    for extra, message in [
+        (["--epsilon", "1", "--seed", "1180591620717411303424"], "seed must lie in"),
+        (["--epsilon", "1", "--option", "beta=[0.3]"], "beta of adap_tt must be a float"),
+        (["--epsilon", "1", "--option", 'beta="0.3"'], "beta of adap_tt must be a float"),
+        (["--epsilon", "1e300"], r"epsilon must be finite, in"),
+    ]:
+        code, out, err = cli(*base, *extra)
+        assert code == 2 and out == "" and message in err, err
+        assert err.count("\n") == 1 and len(err) < 200
+    assert not Path(path).exists()
+    Path(path).write_text(json.dumps({"format": "jaxbai-trial", "schema_version": 1}))
+    with pytest.raises(ValueError, match="damaged schema-1"):
+        Trial.open(path)
+    os.remove(path)
+    with Trial.create(path, "ttucb", 3, None, 0.05, 0) as t:
+        arm = t.next_arm()
+        for reward in (10**400, -(10**400), "1", None, [1.0]):
+            with pytest.raises(ValueError, match="reward must be"):
+                t.record(arm, reward)
+    for kwargs in ({"seed": 2**32}, {"seed": -1}, {"seed": True}, {"seed": 1.5}):
+        with pytest.raises(ValueError, match="seed must"):
+            Trial.create(tmp_path / "s.trial", "ttucb", 3, None, 0.05, **kwargs)
+    for kwargs in ({"num_arms": 2.5}, {"num_arms": 1}, {"clip": "yes"}, {"delta": "0.1"}):
+        args = {"num_arms": 3, "epsilon": None, "delta": 0.05, **kwargs}
+        with pytest.raises(ValueError):
+            Trial.create(tmp_path / "s.trial", "ttucb", **args)
+
+
+NUMBERS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([0, 1, 0.5, 1e-31, 1e31, 2**32, -1, True, "0.5", None, [0.5]]),
+)
+
+
+@settings(PROPERTY, max_examples=60)
+@given(
+    algorithm=st.sampled_from(["ttucb", "adap_tt", "ctb_tt", "gauss_ldp_tt", "nope", ""]),
+    num_arms=st.one_of(st.sampled_from([2, 3]), NUMBERS),
+    epsilon=NUMBERS,
+    delta=NUMBERS,
+    seed=st.one_of(st.integers(0, 3), NUMBERS),
+    options=st.dictionaries(
+        st.sampled_from(["beta", "threshold", "gamma", "sigma", "x"]), NUMBERS, max_size=2
+    ),
+    records=st.lists(st.tuples(NUMBERS, NUMBERS, st.one_of(st.none(), NUMBERS)), max_size=4),
+)
+def test_trial_inputs_work_or_raise_value_errors(
+    tmp_path, no_fsync, algorithm, num_arms, epsilon, delta, seed, options, records
+):
+    path = tmp_path / f"h{time.monotonic_ns()}.trial"
+    try:
+        trial = Trial.create(
+            path, algorithm, num_arms, epsilon, delta, seed, noise="prng", **options
+        )
+    except ValueError as err:
+        assert str(err) and not path.exists()
+        return
+    with trial:
+        for arm, reward, participant in records:
+            before = trial.status()
+            try:
+                trial.record(arm, reward, participant)
+            except ValueError as err:
+                assert str(err) and trial.status() == before
+            if not trial.status().stopped:
+                trial.next_arm()
+
+
+WORDS = st.one_of(
+    st.sampled_from(
+        [
+            "--arms",
+            "--epsilon",
+            "--delta",
+            "--seed",
+            "--option",
+            "--participant",
+            "--gamma",
+            "--algorithm",
+            "--noise",
+            "--outcomes",
+            "--clip",
+            "--max-size",
+            "ttucb",
+            "adap_tt",
+            "3",
+            "0",
+            "-1",
+            "1e300",
+            "nan",
+            "inf",
+            "0.05",
+            "beta=0.3",
+            "beta=[1]",
+            "x=",
+            "=",
+            "threshold=theory",
+            "TRIAL",
+            "MISSING",
+            "--help",
+        ]
+    ),
+    st.text(max_size=6),
+    st.integers(-(2**70), 2**70).map(str),
+)
+
+
+@pytest.fixture(scope="module")
+def cli_trial(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "t.trial"
+    Trial.create(path, "ttucb", 3, None, 0.05, 0).close()
+    return path
+
+
+@settings(PROPERTY, max_examples=80)
+@given(
+    command=st.sampled_from(
+        ["create", "next", "next-batch", "record", "status", "publish", "backup", "privatize"]
+    ),
+    words=st.lists(WORDS, max_size=8),
+)
+def test_command_lines_exit_zero_or_two_with_one_line(cli_trial, tmp_path, command, words):
+    target = str(tmp_path / f"c{time.monotonic_ns()}.trial")
+    argv = [
+        {"TRIAL": str(cli_trial), "MISSING": str(tmp_path / "missing")}.get(w, w) for w in words
+    ]
+    if command in ("create", "backup"):
+        argv = [str(cli_trial) if command == "backup" else target, *argv]
+        if command == "backup":
+            argv.insert(1, target)
+    code, _, err = cli(command, *argv)
+    assert code in (0, 2)
+    if code == 2 and err.startswith("error: "):
+        assert err.count("\n") == 1
+
+
+# ------------------------------------------------------------------------------ soak
+SOAK_CHILD = """
+import sys, time
+from jaxbai.trial import Trial
+path, total, per_open, hold = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+mine = []
+while True:
+    try:
+        t = Trial.open(path)
+    except RuntimeError:  # the other process has it
+        time.sleep(0.001)
+        continue
+    with t:
+        for _ in range(min(per_open, total - t.status().samples)):
+            p, arm = t.next_assignment()
+            t.record(arm, (p % 3) / 2, participant=p)
+            mine.append(p)
+        if hold:
+            print("open", flush=True)
+            time.sleep(hold)
+        if t.status().samples >= total:
+            break
+print(" ".join(map(str, mine)), flush=True)
+"""
+"""A writer: records ``per_open`` outcomes per opening until the trial has ``total``, then
+prints the participants it recorded; with ``hold`` > 0, says "open" and keeps the trial open
+that long after each batch."""
+
+
+@pytest.mark.slow
+def test_soak_two_processes_two_paths_lose_and_duplicate_nothing(tmp_path):
+    """10⁴ records from two processes, one through a symlink: every record acknowledged by
+    either is in the store exactly once, in participant order."""
+    total, per_open = 10_000, 50
+    path = tmp_path / "t.trial"
+    Trial.create(path, "ttucb", 3, None, 1e-9, 0, threshold="theory").close()
+    os.symlink(path, tmp_path / "link.trial")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    start = time.perf_counter()
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", SOAK_CHILD, str(p), str(total), str(per_open), "0"],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for p in (path, tmp_path / "link.trial")
+    ]
+    recorded = [list(map(int, c.communicate(timeout=3000)[0].split())) for c in children]
+    elapsed = time.perf_counter() - start
+    with Trial.open(path) as t:
+        assert t.status().samples == total
+        assert len(t.publish()["actions"]) == total
+    both = sorted(recorded[0] + recorded[1])
+    assert both == list(range(total)), "a record was lost or duplicated"
+    assert all(recorded), "one process never got the trial"
+    print(f"soak: {total} records, {len(recorded[0])} + {len(recorded[1])}, {elapsed:.0f} s")
