@@ -53,6 +53,7 @@ drop records or mix two trials. `backup` copies a trial, open or not, into one f
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -303,30 +304,29 @@ def _outcome_word(outcome: str | None) -> np.uint64:
     return np.float64(float.fromhex(outcome)).view(np.uint64)
 
 
-def _terms(participants: np.ndarray, arms: np.ndarray, outcomes: np.ndarray) -> np.ndarray:
-    """Per lane, the sum modulo 2⁶⁴ of the rows' hashes: mix(mix(mix(seed ⊕ participant) ⊕
+def _hashes(participants: np.ndarray, arms: np.ndarray, outcomes: np.ndarray) -> np.ndarray:
+    """Per lane and row (shape (4, rows)), the row's hash: mix(mix(mix(seed ⊕ participant) ⊕
     arm) ⊕ outcome), a bijection of each field given the others."""
     h = _mix(_LANE_SEEDS[:, None] ^ participants.astype(np.uint64)[None, :])
     h = _mix(h ^ arms.astype(np.uint64))
-    return _mix(h ^ outcomes).sum(axis=1, dtype=np.uint64)
+    return _mix(h ^ outcomes)
 
 
-def _rows_terms(rows: list[Row]) -> np.ndarray:
-    if not rows:
-        return np.zeros(4, np.uint64)
-    participants, arms, outcomes = zip(*rows, strict=True)
+def _rows_hashes(rows: list[Row]) -> np.ndarray:
+    participants, arms, outcomes = zip(*rows, strict=True) if rows else ((), (), ())
     words = np.array([_outcome_word(o) for o in outcomes], np.uint64)
-    return _terms(np.asarray(participants), np.asarray(arms), words)
+    return _hashes(np.asarray(participants, np.int64), np.asarray(arms, np.int64), words)
 
 
 def _hex(lanes: np.ndarray) -> str:
-    return "".join(f"{int(lane):016x}" for lane in lanes)
+    return lanes.astype(">u8").tobytes().hex()
 
 
 def _updated(log_sum: str, added: list[Row], removed: list[Row]) -> str:
-    """``log_sum`` after adding and removing rows (O(rows changed))."""
-    lanes = np.array([int(log_sum[i : i + 16], 16) for i in range(0, 64, 16)], np.uint64)
-    return _hex(lanes + _rows_terms(added) - _rows_terms(removed))
+    """``log_sum`` after adding and removing rows (O(rows changed)); lanes wrap modulo 2⁶⁴."""
+    hashes = _rows_hashes([*added, *removed])
+    change = hashes[:, : len(added)].sum(axis=1) - hashes[:, len(added) :].sum(axis=1)
+    return _hex(np.frombuffer(bytes.fromhex(log_sum), ">u8").astype(np.uint64) + change)
 
 
 def _log_sum(db: sqlite3.Connection) -> str:
@@ -335,15 +335,21 @@ def _log_sum(db: sqlite3.Connection) -> str:
     columns = np.array(bare.fetchall(), np.int64).reshape(-1, 2)
     nulls = np.full(len(columns), _NULL_OUTCOME, np.uint64)
     held = db.execute("SELECT participant, arm, outcome FROM assignments WHERE outcome NOT NULL")
-    lanes = _terms(columns[:, 0], columns[:, 1], nulls) + _rows_terms(held.fetchall())
-    return _hex(lanes)
+    lanes = _hashes(columns[:, 0], columns[:, 1], nulls).sum(axis=1)
+    return _hex(lanes + _rows_hashes(held.fetchall()).sum(axis=1))
+
+
+@functools.lru_cache(maxsize=8)
+def _meta_digest(fixed: tuple[tuple[str, str], ...]) -> str:
+    return hashlib.sha256(json.dumps(fixed).encode()).hexdigest()
 
 
 def _digest(meta: dict[str, str], row: tuple[int, bytes, str], log_sum: str) -> str:
-    """SHA-256 of the meta rows (but ``session``), the snapshot row and ``log_sum``."""
+    """SHA-256 of the meta rows' SHA-256 (but ``session``; computed once per meta table), the
+    snapshot row and ``log_sum``."""
     samples, data, windows = row
-    fixed = sorted((name, value) for name, value in meta.items() if name != "session")
-    digest = hashlib.sha256(json.dumps([fixed, samples, windows, log_sum]).encode())
+    fixed = tuple(sorted((name, value) for name, value in meta.items() if name != "session"))
+    digest = hashlib.sha256(json.dumps([_meta_digest(fixed), samples, windows, log_sum]).encode())
     digest.update(data)
     return digest.hexdigest()
 
