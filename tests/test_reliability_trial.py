@@ -84,8 +84,11 @@ def test_no_second_writer_through_any_other_path(tmp_path, no_fsync):
             with pytest.raises(RuntimeError, match="read-only"):
                 reader.next_arm()
         t1.record(t1.next_arm(), 0.0)
-    with Trial.open(tmp_path / "link.trial") as t2:
-        assert t2.status().samples == 2 and len(t2.publish()["actions"]) == 2
+    with Trial.open(tmp_path / "link.trial", read_only=True) as reader:  # kept open…
+        with Trial.open(tmp_path / "link.trial") as t2:  # …it holds no writer back
+            assert t2.status().samples == 2 and len(t2.publish()["actions"]) == 2
+            t2.record(t2.next_arm(), 1.0)
+        assert reader.status().samples == 2 and len(reader.publish()["actions"]) == 2
 
 
 # ------------------------------------------------------------------------------ one file

@@ -500,6 +500,9 @@ class Store:
             if lock_fd is not None and "store_id" not in self._meta:
                 self._add_integrity()
             self._row, self._log_sum = verified or self._verified_row()
+            self._issued = self._read_issued()
+        if db.in_transaction:  # a reader's: later reads (actions) take committed prefixes
+            db.execute("COMMIT")
         try:
             self._paths = json.loads(self._meta["paths"]) if "paths" in self._meta else None
             self.config = _decode_config(self._meta["config"])
@@ -574,7 +577,11 @@ class Store:
 
         lock_fd = _install(path, write, exclusive=True, lock=True)
         assert lock_fd is not None
-        return cls._connect(path, lock_fd)
+        try:
+            return cls._connect(path, lock_fd)
+        except BaseException:
+            os.close(lock_fd)
+            raise
 
     @classmethod
     def open(cls, path: Path, *, writable: bool = True) -> Store:
@@ -628,7 +635,9 @@ class Store:
         verified: tuple[tuple[int, bytes, str], str] | None = None,
     ) -> Store:
         """A writer (``lock_fd``: the lock held) or a reader (None) of a checked store; a
-        reader holds one read transaction, so everything it reads is one consistent state."""
+        reader reads the log's check, the snapshot and the open assignments in one read
+        transaction (one consistent state), then ends it so as not to hold a writer's
+        checkpoints back."""
         with open(path, "rb") as handle:
             head = handle.read(20)
         if head[18:20] != b"\x02\x02":  # the format's read and write versions: 2 is WAL
@@ -745,13 +754,17 @@ class Store:
         self._meta, self._row = meta, row
         self._layout, self._paths = json.loads(meta["layout"]), _paths(snap.state)
 
-    def issued(self, samples: int) -> tuple[dict[int, int], dict[int, float]]:
+    def issued(self) -> tuple[dict[int, int], dict[int, float]]:
         """Assignments not yet applied (participant → arm) and held outcomes (participant →
-        outcome), both in participant order."""
+        outcome) at the stored snapshot, both in participant order (read when the store was
+        opened, in the same transaction as the snapshot)."""
+        return self._issued
+
+    def _read_issued(self) -> tuple[dict[int, int], dict[int, float]]:
         rows = self._db.execute(
             "SELECT participant, arm, outcome FROM assignments WHERE participant >= ? "
             "ORDER BY participant",
-            (samples,),
+            (self._row[0],),
         ).fetchall()
         held = {p: float.fromhex(outcome) for p, _, outcome in rows if outcome is not None}
         return {p: arm for p, arm, _ in rows}, held

@@ -94,7 +94,7 @@ class Trial:
         self._fns = compiled(self._alg)
         template = self._alg.init(jax.random.key(0), self._params, self._config.num_arms)
         self._snap = store.snapshot(template)
-        self._issued, self._held = store.issued(self._snap.samples)
+        self._issued, self._held = store.issued()
         self._issued_here: set[int] = set()
         """Open assignments this object issued (`record` may then omit the participant)."""
 
