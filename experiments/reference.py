@@ -228,8 +228,16 @@ def gaussian_mechanism(reward: float, normal: float, epsilon: float, gamma: floa
 
 
 # ----------------------------------------------------------------------------- Top Two (Alg. 1)
-TOP_TWO = ("ttucb", "ctb_tt", "gauss_ldp_tt", "adap_tt", "adap_tt_star", "ttucb_dpa")
-EPISODIC = ("adap_tt", "adap_tt_star", "ttucb_dpa")
+TOP_TWO = (
+    "ttucb",
+    "ctb_tt",
+    "gauss_ldp_tt",
+    "adap_tt",
+    "adap_tt_star",
+    "adap_tt_star_ratio",
+    "ttucb_dpa",
+)
+EPISODIC = ("adap_tt", "adap_tt_star", "adap_tt_star_ratio", "ttucb_dpa")
 """Estimators whose means change only at episode ends: DAF (Alg. 5) and DPA (Alg. 11)."""
 
 
@@ -255,8 +263,11 @@ def top_two(
     ttucb / ctb_tt / gauss_ldp_tt (Alg. 6/7/8): MLE of the observations, W^G and b^G (Eq. 3),
     threshold c^G (Eq. 4) or log((1 + log n)/δ). adap_tt (Alg. 9): DAF (Alg. 5), W^G, b^{G,ε}
     (Eq. 11), c^{G,ε} (Eq. 12) or its δ → 0 form. adap_tt_star (Alg. 10): as adap_tt with
-    W^{G,ε} (Eq. 13) and c̃^{G,ε} (Eq. 14). DAF rows use the local counts Ñ in the leader and in
-    the GLR test, global counts N in the TC challenger (Alg. 9/10, line 15). ttucb_dpa
+    W^{G,ε} (Eq. 13) and c̃^{G,ε} (Eq. 14). adap_tt_star_ratio (beyond the paper,
+    docs/threshold-aware-challenger.md): adap_tt_star whose challenger is
+    argmin_{b ≠ B} W^{G,ε}_{B,b}/c̃_{B,b}, both at (μ̃, N) and n. DAF rows use the local counts
+    Ñ in the leader and in the GLR test, global counts N in the TC challenger (Alg. 9/10, line
+    15). ttucb_dpa
     (Alg. 11, docs/semantics.md §17): TTUCB (σ = 1/2, W^G, b^G with the log of the samples so
     far, c^G or log((1 + log n)/δ)) on the DPA estimator: at an arm's episode end its mean
     becomes the mean of all its rewards so far and Ñ_a = N_a (no forgetting, no noise); (μ̃, Ñ)
@@ -291,14 +302,14 @@ def top_two(
     if episodes not in ("per_arm", "global") or (episodes == "global" and name not in EPISODIC):
         raise ValueError(f"episodes={episodes!r} for {name}")
     num_arms = len(observations)
-    daf = name in ("adap_tt", "adap_tt_star")
+    daf = name in ("adap_tt", "adap_tt_star", "adap_tt_star_ratio")
     dpa = name == "ttucb_dpa"
     episodic = daf or dpa
     one_episode = episodes == "global"
     sigma2 = UNIT_SIGMA2
     if name == "gauss_ldp_tt":
         sigma2 += gaussian_mechanism_sigma(epsilon, gamma) ** 2  # Remark 13, docs/semantics.md §7
-    cost_eps = name == "adap_tt_star"
+    cost_eps = name in ("adap_tt_star", "adap_tt_star_ratio")
 
     def cost(mu_a, mu_b, w_a, w_b):
         if cost_eps:
@@ -311,7 +322,7 @@ def top_two(
             if theory:
                 return c_private(w_a, w_b, delta, epsilon, sigma2, num_arms)
             return heuristic_private(w_a, w_b, delta, epsilon, sigma2)
-        if name == "adap_tt_star":
+        if cost_eps:
             if theory:
                 return c_tilde_private(mu_a, mu_b, w_a, w_b, delta, epsilon, sigma2, num_arms)
             return heuristic_tilde(mu_a, mu_b, w_a, w_b, delta, epsilon, sigma2)
@@ -371,10 +382,17 @@ def top_two(
     def sampling(leader):
         """Arms pulled under ``leader`` (TC challenger, β-tracking; lines 9–10, note 4).
 
-        The exact choice first, then challengers that are near-ties with it.
+        The exact choice first, then challengers that are near-ties with it. The threshold-aware
+        challenger minimises W/c instead of W, both at (μ̃, N) and n.
         """
         others = [a for a in range(num_arms) if a != leader]
-        tc = [cost(means[leader], means[a], counts[leader], counts[a]) for a in range(num_arms)]
+        mu, w = means[leader], counts[leader]
+        tc = [cost(mu, means[a], w, counts[a]) for a in range(num_arms)]
+        if name == "adap_tt_star_ratio":
+            tc = [
+                tc[a] / stop_threshold(mu, means[a], w, counts[a], samples) if a != leader else 0.0
+                for a in range(num_arms)
+            ]
         challenger = argmin(tc, priority, others)
         if leader_pulls[leader] <= beta * (leader_counts[leader] + 1):
             return [leader]

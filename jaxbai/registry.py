@@ -185,7 +185,8 @@ class Registry(Mapping[str, AlgorithmEntry]):
 
 
 ALGORITHMS = Registry()
-"""Every algorithm jaxbai knows, by name (the paper's six, plus any a user registers)."""
+"""Every algorithm jaxbai knows, by name (the paper's six, their one-global-episode forms,
+TTUCB-DPA, the threshold-aware AdaP-TT* variant, plus any a user registers)."""
 
 
 def register(
@@ -234,5 +235,7 @@ for _name, _factory, _display in (
         functools.partial(toptwo.adap_tt_star, episodes="global"),
         "AdaP-TT* (global)",
     ),
+    # A variant beyond the paper (docs/threshold-aware-challenger.md).
+    ("adap_tt_star_ratio", toptwo.adap_tt_star_ratio, "AdaP-TT* (W/c challenger)"),
 ):
     register(_name, _factory, _display)

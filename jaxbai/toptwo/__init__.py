@@ -7,7 +7,8 @@ components, in the style of optax:
 * a transportation cost ``cost(mu_a, mu_b, w_a, w_b, params)``: W^G (Eq. 3) or W^{G,ε} (Eq. 13);
 * a leader bonus ``bonus(state, params) -> (K,)``: b^G (Eq. 3) or b^{G,ε} (Eq. 11);
 * a stopping threshold ``threshold(mu_a, mu_b, w_a, w_b, n, num_arms, params)``;
-* a challenger rule ``challenger(alg, state, leader, params) -> arm`` (TC challenger by default)
+* a challenger rule ``challenger(alg, state, leader, params) -> arm`` (TC challenger by default;
+  `threshold_aware_challenger`, a variant beyond the paper, in `adap_tt_star_ratio`)
   and a tracking rule ``tracking_beta(alg, state, leader, challenger, params) -> β``
   (fixed β by default), so a user can plug in e.g. an IDS-style adaptive β.
 
@@ -32,6 +33,8 @@ from jaxbai.toptwo.components import (
     cost_gaussian,
     cost_private,
     fixed_beta,
+    glr_pair,
+    threshold_aware_challenger,
     threshold_gaussian_heuristic,
     threshold_gaussian_theory,
     threshold_private_heuristic,
@@ -44,6 +47,7 @@ from jaxbai.toptwo.driver import EpisodicTopTwo, PerEpisode, TopTwo
 from jaxbai.toptwo.factories import (
     adap_tt,
     adap_tt_star,
+    adap_tt_star_ratio,
     ctb_tt,
     gauss_ldp_tt,
     ttucb,
@@ -59,6 +63,7 @@ __all__ = [
     "TopTwoState",
     "adap_tt",
     "adap_tt_star",
+    "adap_tt_star_ratio",
     "bonus_gaussian",
     "bonus_gaussian_global_counts",
     "bonus_private_eq11",
@@ -70,6 +75,8 @@ __all__ = [
     "ctb_tt",
     "fixed_beta",
     "gauss_ldp_tt",
+    "glr_pair",
+    "threshold_aware_challenger",
     "threshold_gaussian_heuristic",
     "threshold_gaussian_theory",
     "threshold_private_heuristic",

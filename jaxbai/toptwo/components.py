@@ -32,6 +32,8 @@ __all__ = [
     "cost_gaussian",
     "cost_private",
     "fixed_beta",
+    "glr_pair",
+    "threshold_aware_challenger",
     "threshold_gaussian_heuristic",
     "threshold_gaussian_theory",
     "threshold_private_heuristic",
@@ -181,6 +183,31 @@ def threshold_tilde_heuristic(mu_a, mu_b, w_a, w_b, n, num_arms, params) -> jax.
     )
 
 
+def glr_pair(
+    alg: Any,
+    mu_a: jax.Array,
+    mu_b: jax.Array,
+    w_a: jax.Array,
+    w_b: jax.Array,
+    n: Scalar,
+    num_arms: int,
+    params: TopTwoParams,
+) -> tuple[jax.Array, jax.Array]:
+    """(W_{a,b}, c_{a,b}): the algorithm's cost and stopping threshold of the pairs (a, b).
+
+    The two sides of the GLR test of Eq. (2), W_{a,b}(μ, ω) ≥ c_{a,b}(μ, ω, n): the stopping rule
+    evaluates them at (μ̃, Ñ), `threshold_aware_challenger` at (μ̃, N).
+    """
+    cost = alg.cost(mu_a, mu_b, w_a, w_b, params)
+    return cost, alg.threshold(mu_a, mu_b, w_a, w_b, n, num_arms, params)
+
+
+def _from_leader(state: TopTwoState, leader: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """(one-hot of B, μ̃_B, N_B): the leader's side of every pair (B, b)."""
+    is_leader = one_hot(leader, state.means.shape[0])
+    return is_leader, pick(state.means, is_leader), pick(state.counts, is_leader)
+
+
 def transportation_cost_challenger(
     alg: Any, state: TopTwoState, leader: jax.Array, params: TopTwoParams
 ) -> jax.Array:
@@ -188,11 +215,36 @@ def transportation_cost_challenger(
 
     Alg. 1 line 9; Alg. 9/10 line 15 (docs/semantics.md §5).
     """
-    is_leader = one_hot(leader, state.means.shape[0])
-    mu_b, n_b = pick(state.means, is_leader), pick(state.counts, is_leader)
+    is_leader, mu_b, n_b = _from_leader(state, leader)
     w = alg.cost(mu_b, state.means, n_b, state.counts, params)
     w = jnp.where(is_leader, jnp.inf, w)
     return argmax_random_ties(-w, state.priority)
+
+
+def threshold_aware_challenger(
+    alg: Any, state: TopTwoState, leader: jax.Array, params: TopTwoParams
+) -> jax.Array:
+    """Threshold-aware challenger C = argmin_{b ≠ B} W_{B,b}(μ̃, N) / c_{B,b}(μ̃, N, n).
+
+    Not from the paper: a variant of the TC challenger (Alg. 1 line 9; Alg. 10 line 15). The TC
+    challenger equalises the costs W_{B,b} across the arms b ≠ B; this one equalises each cost
+    relative to the stopping threshold it must pass, W_{B,b}/c_{B,b}, so the pair that is
+    furthest from passing the GLR test (Eq. 2) is sampled next. W and c are the algorithm's own
+    cost and stopping threshold (`glr_pair`), both at the TC challenger's global counts N and
+    the current means μ̃: for AdaP-TT*, W^{G,ε} (Eq. 13) and c̃^{G,ε} (Eq. 14) or its heuristic
+    form. For a pair whose gap is at least ε/2, c grows like ε(√N_B + √N_b) (the second branch
+    of Eq. 14), so the ratio asks for more samples of that arm than equal costs would.
+
+    Only the sampling rule changes: the stopping rule, and hence δ-correctness, is untouched
+    (Lemma 23 bounds the error of the GLR test with c̃^{G,ε} for any sampling rule). The
+    asymptotic allocation, and so the paper's optimality statement for AdaP-TT*, need not carry
+    over (docs/threshold-aware-challenger.md). c > 0 once every arm has a sample (δ < 1).
+    """
+    is_leader, mu_b, n_b = _from_leader(state, leader)
+    num_arms = state.means.shape[0]
+    w, c = glr_pair(alg, mu_b, state.means, n_b, state.counts, state.n, num_arms, params)
+    ratio = jnp.where(is_leader, jnp.inf, w / c)
+    return argmax_random_ties(-ratio, state.priority)
 
 
 def fixed_beta(

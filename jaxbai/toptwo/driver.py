@@ -36,6 +36,7 @@ from jaxbai.toptwo.components import (
     Threshold,
     TrackingBeta,
     fixed_beta,
+    glr_pair,
     transportation_cost_challenger,
 )
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
@@ -212,8 +213,7 @@ class TopTwo:
         mu_b, w_b = state.means, state.local_counts
         is_best = one_hot(best, num_arms)
         mu_a, w_a = jnp.max(state.means), pick(state.local_counts, is_best)  # μ̃_â = max μ̃
-        cost = self.cost(mu_a, mu_b, w_a, w_b, params)
-        threshold = self.threshold(mu_a, mu_b, w_a, w_b, state.n, num_arms, params)
+        cost, threshold = glr_pair(self, mu_a, mu_b, w_a, w_b, state.n, num_arms, params)
         passed = (cost >= threshold) | is_best
         return jnp.all(passed) & (state.n >= num_arms), best
 

@@ -1,6 +1,11 @@
-"""The paper's Top Two algorithms (Table 1, Alg. 6–10) and TTUCB-DPA (Alg. 11), by factory."""
+"""The paper's Top Two algorithms (Table 1, Alg. 6–10) and TTUCB-DPA (Alg. 11), by factory.
+
+`adap_tt_star_ratio` is a variant beyond the paper (docs/threshold-aware-challenger.md).
+"""
 
 from __future__ import annotations
+
+import dataclasses
 
 from jaxbai import _validate, estimators, thresholds
 from jaxbai.toptwo.components import (
@@ -14,6 +19,7 @@ from jaxbai.toptwo.components import (
     bonus_private_time_global_counts,
     cost_gaussian,
     cost_private,
+    threshold_aware_challenger,
     threshold_gaussian_heuristic,
     threshold_gaussian_theory,
     threshold_private_heuristic,
@@ -26,6 +32,7 @@ from jaxbai.toptwo.driver import EpisodicTopTwo, TopTwo
 __all__ = [
     "adap_tt",
     "adap_tt_star",
+    "adap_tt_star_ratio",
     "ctb_tt",
     "gauss_ldp_tt",
     "ttucb",
@@ -219,3 +226,27 @@ def adap_tt_star(
         _threshold("tilde", threshold),
         beta=beta,
     )
+
+
+def adap_tt_star_ratio(
+    threshold: str = "heuristic",
+    beta: float = 0.5,
+    leader_bonus: str = "time",
+    episodes: str = "per_arm",
+) -> EpisodicTopTwo:
+    """AdaP-TT* with the threshold-aware challenger: a variant beyond the paper; ε-global DP.
+
+    `adap_tt_star` (Alg. 10) whose challenger is `threshold_aware_challenger`,
+    C = argmin_{b ≠ B} W^{G,ε}_{B,b} / c̃^{G,ε}_{B,b} (Eq. 13, Eq. 14 or its heuristic form),
+    instead of the TC challenger. The stopping rule is AdaP-TT*'s, so δ-correctness is that
+    of Lemma 23 (docs/threshold-aware-challenger.md).
+
+    Args: as `adap_tt_star` (``episodes="global"``: named ``adap_tt_star_ratio_global``).
+
+    Example:
+        >>> adap_tt_star_ratio().challenger.__name__
+        'threshold_aware_challenger'
+    """
+    alg = adap_tt_star(threshold, beta, leader_bonus, episodes)
+    name = _episodic_name("adap_tt_star_ratio", episodes)
+    return dataclasses.replace(alg, name=name, challenger=threshold_aware_challenger)
