@@ -483,8 +483,6 @@ def main(argv: Sequence[str] | None = None, *, supervised: bool = False) -> int:
         parser.error("--max-chunks and --chunk-steps must be positive")
     try:
         sweep_config = config_from_args(args)
-        if not args.plan:
-            prepare_out(sweep_config.out)
         if supervised and distributed.needs_supervisor(args):
             return distributed.supervise("experiments.sweep", argv, args)
         distributed.initialize(args)
@@ -497,6 +495,7 @@ def main(argv: Sequence[str] | None = None, *, supervised: bool = False) -> int:
             engine.select_devices(sweep_config.device)
         if args.plan:
             return plan.print_plan(sweep_config, args.num_processes or 1)
+        prepare_out(sweep_config.out)  # after every check that writes nothing
         return sweep(sweep_config, args, argv)
     except ValueError as err:  # e.g. a checkpoint written for another grid, or damaged
         parser.error(str(err))
