@@ -455,12 +455,9 @@ def _build(
 
 
 # ------------------------------------------------------------------------------ opening
-def _check_log(path: Path, main: dict[str, str], view: dict[str, str]) -> None:
-    """Refuses a main file whose log is missing, or a log that belongs to another store.
-
-    ``main`` is the meta table of the main file alone, ``view`` the one SQLite reads through
-    the log (the same when there is no log).
-    """
+def _check_log_present(path: Path, main: dict[str, str]) -> None:
+    """Refuses a main file (``main``: its meta table alone) whose mark says a session is open
+    while its log is missing; run before SQLite looks for the log."""
     log = _log(path)
     if main.get("session") and not log.exists():
         raise ValueError(
@@ -469,7 +466,13 @@ def _check_log(path: Path, main: dict[str, str], view: dict[str, str]) -> None:
             "(an open or interrupted trial is both files; python -m jaxbai.trial backup "
             "copies one into a single file)"
         )
+
+
+def _check_log_owner(path: Path, main: dict[str, str], view: dict[str, str]) -> None:
+    """Refuses a log that belongs to another store: ``view``, the meta table SQLite reads
+    through the log, names another ``store_id`` than ``main``, the main file's alone."""
     if main.get("store_id") != view.get("store_id"):
+        log = _log(path)
         raise ValueError(
             f"the log {log.name} beside {path} belongs to another trial: move it away and put "
             f"back {path.name}'s own log (or restore a backup); nothing was changed"
@@ -645,7 +648,7 @@ class Store:
         with _readable(path):
             if lock_fd is None:
                 main = _main_file_meta(path)
-                _check_log(path, main, main)  # the missing log, before SQLite looks for it
+                _check_log_present(path, main)
                 db = sqlite3.connect(_reader_uri(path), uri=True, isolation_level=None)
             else:
                 db = sqlite3.connect(path, isolation_level=None)
@@ -653,7 +656,7 @@ class Store:
             with _readable(path):
                 if lock_fd is None:
                     db.execute("BEGIN")
-                    _check_log(path, main, _read_meta(db))
+                    _check_log_owner(path, main, _read_meta(db))
                 else:
                     db.execute(f"PRAGMA synchronous={SYNCHRONOUS}")
             store = cls(path, db, lock_fd, verified)
