@@ -9,7 +9,7 @@ Example:
 from jaxbai import audit, base, engine, registry, simulation, theory, trial
 from jaxbai._devices import use_cpu_cores  # sets the default CPU device count on import
 from jaxbai.base import Algorithm, AlgorithmInfo, Estimator, Instance, Release
-from jaxbai.dpse import DPSE, DPSEParams, DPSEState, dp_se
+from jaxbai.dpse import DPSE, DPSEParams, DPSEState, dp_se, dp_se_published
 from jaxbai.engine import GridResult, Jobs, grid_jobs, run_grid, run_vmap
 from jaxbai.estimators import CTB, DAF, DPA, MLE, GaussianMechanism
 from jaxbai.instances import (
@@ -31,12 +31,14 @@ from jaxbai.toptwo import (
     TopTwoParams,
     TopTwoState,
     adap_tt,
+    adap_tt_published,
     adap_tt_star,
     adap_tt_star_ratio,
     ctb_tt,
     gauss_ldp_tt,
     ttucb,
     ttucb_dpa,
+    ttucb_published,
 )
 from jaxbai.trial import Trial, TrialStatus, privatize_locally
 
@@ -71,6 +73,7 @@ __all__ = [
     "Trial",
     "TrialStatus",
     "adap_tt",
+    "adap_tt_published",
     "adap_tt_star",
     "adap_tt_star_ratio",
     "audit",
@@ -79,6 +82,7 @@ __all__ = [
     "beta",
     "ctb_tt",
     "dp_se",
+    "dp_se_published",
     "engine",
     "gauss_ldp_tt",
     "gaussian",
@@ -95,6 +99,7 @@ __all__ = [
     "trial",
     "ttucb",
     "ttucb_dpa",
+    "ttucb_published",
     "unregister",
     "use_cpu_cores",
 ]

@@ -7,7 +7,8 @@ callers test for with ``isinstance(obj, Capability)``:
 
 * `Algorithm` — plus `Rounds` (rounds of adaptivity), `Releasing` (hands its global-DP releases
   to the caller; trials need it), `Episodic` (plans its pulls up to the next episode end,
-  Appendix H) and `Budgeted` (an engine step draws many samples at once);
+  Appendix H), `Budgeted` (an engine step draws many samples at once) and `ReportsSamples`
+  (reports a stopping time other than the samples drawn, as published code may);
 * `Instance` — plus `ArmSums` (one arm's reward sum drawn exactly in O(1));
 * `Estimator` (the means of a Top Two algorithm) — plus `ReleasingEstimator` and
   `EpisodicEstimator`.
@@ -43,6 +44,7 @@ __all__ = [
     "Release",
     "Releasing",
     "ReleasingEstimator",
+    "ReportsSamples",
     "Rounds",
     "RunState",
     "Scalar",
@@ -293,12 +295,16 @@ class RunState(Protocol):
 
     Attributes:
         n: int32 samples drawn so far (τ once stopped).
+        counts: N_a, the samples drawn of each arm, int32 ``(K,)`` (they sum to ``n``).
         stopped: bool, whether the stopping rule has fired.
         recommendation: int32, â once stopped (−1 before).
     """
 
     @property
     def n(self) -> Scalar: ...
+
+    @property
+    def counts(self) -> PerArm: ...
 
     @property
     def stopped(self) -> Scalar: ...
@@ -360,6 +366,16 @@ class Rounds(Protocol[State]):
 
     def rounds(self, state: State) -> Scalar:
         """Rounds of adaptivity C so far, int32 scalar."""
+        ...
+
+
+@runtime_checkable
+class ReportsSamples(Protocol):
+    """Capability of an algorithm (a published code's variant) that reports a stopping time
+    other than τ, the samples drawn (docs/semantics.md §1): results carry it beside τ."""
+
+    def reported_samples(self, counts: ArrayLike) -> jax.Array:
+        """The stopping time reported for final counts N ``(..., K)``, int ``(...)``."""
         ...
 
 

@@ -11,6 +11,11 @@ h_e = √(log(8|S|e²/δ)/(2R_e)) and c_e = log(4|S|e²/δ)/(R_e ε). ε-global 
 Within an epoch, ask/tell pulls the active arms round-robin in index order (so the first K
 selections are 0..K−1). `step` advances a whole epoch at once, drawing each arm's epoch sum with
 `instance.sample_sum` (one Binomial per arm for Bernoulli arms), exact in distribution.
+
+`dp_se_published` is DP-SE as the paper's published code runs it (docs/published-code.md): each
+epoch's sum divided by the arm's cumulative count, eliminated arms kept in the maximum (and the
+recommendation) with a mean of 0 plus Laplace noise, and h_e, c_e computed from R_e before it
+is floored.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ __all__ = [
     "DPSEState",
     "EpochConstants",
     "dp_se",
+    "dp_se_published",
     "epoch_constants",
 ]
 
@@ -44,6 +50,7 @@ class DPSEState(NamedTuple):
         epoch: current epoch e (from 1).
         active: active set S, bool ``(K,)``.
         pulls: samples drawn in the current epoch.
+        counts: N_a, samples of each arm so far, int32 ``(K,)``.
         sums: per-arm (Kahan) sums of the current epoch.
         sums_error: Kahan compensation.
         means: private means μ̃ of the last completed epoch.
@@ -57,6 +64,7 @@ class DPSEState(NamedTuple):
     epoch: jax.Array
     active: jax.Array
     pulls: jax.Array
+    counts: jax.Array
     sums: jax.Array
     sums_error: jax.Array
     means: jax.Array
@@ -82,27 +90,57 @@ class EpochConstants(NamedTuple):
 
 
 def epoch_constants(
-    num_active: ArrayLike, epoch: ArrayLike, delta: ArrayLike, epsilon: ArrayLike
+    num_active: ArrayLike,
+    epoch: ArrayLike,
+    delta: ArrayLike,
+    epsilon: ArrayLike,
+    floored: bool = True,
 ) -> EpochConstants:
-    """R_e, h_e, c_e of DP-SE for |S| active arms at epoch e (see module docstring)."""
+    """R_e, h_e, c_e of DP-SE for |S| active arms at epoch e (see module docstring).
+
+    ``floored=False``: h_e and c_e from R_e before flooring (the published code's), the pulls
+    still ⌊R_e⌋.
+    """
     num_active = jnp.asarray(num_active, jnp.float32)
     e = jnp.asarray(epoch, jnp.float32)
     gap = 2.0 ** (-e)
     log8 = jnp.log(8 * num_active * e**2 / delta)
     log4 = jnp.log(4 * num_active * e**2 / delta)
-    pulls = jnp.floor(jnp.maximum(32 * log8 / gap**2, 8 * log4 / (gap * epsilon)) + 1)
-    return EpochConstants(pulls, jnp.sqrt(log8 / (2 * pulls)), log4 / (pulls * epsilon))
+    real = jnp.maximum(32 * log8 / gap**2, 8 * log4 / (gap * epsilon)) + 1
+    pulls = jnp.floor(real)
+    r = pulls if floored else real
+    return EpochConstants(pulls, jnp.sqrt(log8 / (2 * r)), log4 / (r * epsilon))
 
 
 @dataclasses.dataclass(frozen=True)
 class DPSE:
     """DP-SE baseline; satisfies `jaxbai.base.Algorithm`, `jaxbai.base.Rounds` (its epochs) and
-    `jaxbai.base.Releasing` (see there for the attributes)."""
+    `jaxbai.base.Releasing` (see there for the attributes).
+
+    Attributes:
+        epoch_means: ``"epoch"`` (the epoch's sum over its R_e pulls) or ``"cumulative"`` (the
+            epoch's sum over the arm's cumulative count, as published).
+        eliminated: ``"excluded"`` (only active arms enter the maximum) or ``"noise"``
+            (eliminated arms enter it, and the recommendation argmax μ̃, with mean 0 plus the
+            epoch's Laplace noise, as published).
+        floored: whether h_e and c_e use ⌊R_e⌋ (False: R_e before flooring, as published).
+    """
 
     name: str = "dp_se"
+    epoch_means: str = "epoch"
+    eliminated: str = "excluded"
+    floored: bool = True
     info: ClassVar[AlgorithmInfo] = AlgorithmInfo(
         privacy="global", takes_epsilon=True, unit_interval=True
     )
+
+    def __post_init__(self) -> None:
+        if self.epoch_means not in ("epoch", "cumulative"):
+            raise ValueError(
+                f"epoch_means must be 'epoch' or 'cumulative', got {self.epoch_means!r}"
+            )
+        if self.eliminated not in ("excluded", "noise"):
+            raise ValueError(f"eliminated must be 'excluded' or 'noise', got {self.eliminated!r}")
 
     def params(self, epsilon: ArrayLike | None = None, delta: ArrayLike = 0.01) -> DPSEParams:
         """Validated (ε, δ), broadcast together."""
@@ -126,6 +164,7 @@ class DPSE:
             epoch=jnp.int32(1),
             active=jnp.ones(num_arms, bool),
             pulls=jnp.int32(0),
+            counts=jnp.zeros(num_arms, jnp.int32),
             sums=zeros,
             sums_error=zeros,
             means=zeros,
@@ -136,7 +175,20 @@ class DPSE:
         )
 
     def _constants(self, state: DPSEState, params: DPSEParams) -> EpochConstants:
-        return epoch_constants(jnp.sum(state.active), state.epoch, params.delta, params.epsilon)
+        return epoch_constants(
+            jnp.sum(state.active), state.epoch, params.delta, params.epsilon, self.floored
+        )
+
+    def _epoch_means(self, state: DPSEState, sums: jax.Array, constants: EpochConstants):
+        """The non-private epoch means from the epoch's ``sums``, ``state.counts`` including
+        the epoch's pulls: over R_e, or over the cumulative counts (`epoch_means`)."""
+        if self.epoch_means == "epoch":
+            return sums / constants.pulls_per_arm
+        return sums / jnp.maximum(state.counts, 1)
+
+    def _released(self, state: DPSEState) -> jax.Array:
+        """The arms whose noisy means are released at an epoch end (`eliminated`)."""
+        return state.active if self.eliminated == "excluded" else jnp.ones_like(state.active)
 
     def select(self, state: DPSEState, params: DPSEParams) -> jax.Array:
         """Round-robin over the active arms, in index order."""
@@ -156,15 +208,16 @@ class DPSE:
         return jnp.asarray(reward, jnp.float32)
 
     def _close_epoch(self, key, state, sums, constants, params, release) -> DPSEState:
-        """Privatise the epoch means, eliminate, start the next epoch."""
+        """Privatise the epoch means, eliminate, start the next epoch; ``state.counts``
+        includes the epoch's pulls."""
         pulls = constants.pulls_per_arm
         if release is None:
-            means = sums / pulls + mechanisms.laplace(
+            means = self._epoch_means(state, sums, constants) + mechanisms.laplace(
                 key, jnp.full_like(sums, 1 / (params.epsilon * pulls))
             )
         else:
             means = jnp.asarray(release, jnp.float32)
-        means = jnp.where(state.active, means, -jnp.inf)
+        means = jnp.where(self._released(state), means, -jnp.inf)
         best = jnp.max(means)
         keep = state.active & (best - means <= 2 * (constants.h + constants.c))
         zeros = jnp.zeros_like(sums)
@@ -191,12 +244,13 @@ class DPSE:
         """Whether recording ``z`` ends the epoch, and the epoch means it would release."""
         constants = self._constants(state, params)
         sums, error = self._add(state, arm, z)
-        due = self._epoch_done(state._replace(pulls=state.pulls + 1), constants)
-        means = jnp.where(
-            state.active & due, compensated(sums, error) / constants.pulls_per_arm, 0.0
-        )
-        counts = jnp.where(state.active & due, constants.pulls_per_arm, 0).astype(jnp.int32)
-        return Release(due, means, counts)
+        pulled = one_hot(jnp.asarray(arm, jnp.int32), state.sums.shape[0])
+        after = state._replace(pulls=state.pulls + 1, counts=state.counts + pulled)
+        due = self._epoch_done(after, constants)
+        released = self._released(state) & due
+        means = self._epoch_means(after, compensated(sums, error), constants)
+        counts = jnp.where(released, constants.pulls_per_arm, 0).astype(jnp.int32)
+        return Release(due, jnp.where(released, means, 0.0), counts)
 
     def update(
         self,
@@ -215,16 +269,26 @@ class DPSE:
         _validate.check_unit_rewards("z", z)
         constants = self._constants(state, params)
         sums, error = self._add(state, arm, z)
-        state = state._replace(n=state.n + 1, pulls=state.pulls + 1, sums=sums, sums_error=error)
+        pulled = one_hot(jnp.asarray(arm, jnp.int32), state.sums.shape[0])
+        state = state._replace(
+            n=state.n + 1,
+            pulls=state.pulls + 1,
+            counts=state.counts + pulled,
+            sums=sums,
+            sums_error=error,
+        )
         closed = self._close_epoch(key, state, compensated(sums, error), constants, params, release)
         return tree_where(self._epoch_done(state, constants), closed, state)
 
     def stopping(self, state: DPSEState, params: DPSEParams) -> tuple[jax.Array, jax.Array]:
-        """(one arm left, that arm)."""
+        """(one arm left, that arm; with ``eliminated="noise"`` argmax μ̃ over all arms, as
+        published)."""
         del params
-        return jnp.sum(state.active) == 1, argmax_random_ties(
-            state.active.astype(jnp.float32), state.priority
-        )
+        if self.eliminated == "noise":
+            best = jnp.argmax(state.means).astype(jnp.int32)
+        else:
+            best = argmax_random_ties(state.active.astype(jnp.float32), state.priority)
+        return jnp.sum(state.active) <= 1, best
 
     def step(
         self, key: jax.Array, state: DPSEState, inst: Instance, params: DPSEParams
@@ -238,7 +302,8 @@ class DPSE:
         counts = jnp.where(state.active, constants.pulls_per_arm, 0.0)
         # round-robin from sample n, as ask/tell pulls (docs/semantics.md §21)
         sums = inst.sample_sum(key_reward, jnp.where(exhausted, 0.0, counts), state.n)
-        ran = self._close_epoch(key_noise, state, sums, constants, params, None)
+        pulled = state._replace(counts=state.counts + counts.astype(jnp.int32))
+        ran = self._close_epoch(key_noise, pulled, sums, constants, params, None)
         ran = ran._replace(n=state.n + jnp.where(exhausted, 0, epoch_size).astype(jnp.int32))
         out_of_budget = state._replace(n=jnp.int32(_validate.COUNT_MAX), exhausted=jnp.bool_(True))
         halted = state._replace(stopped=jnp.bool_(True), recommendation=best)
@@ -258,3 +323,13 @@ def dp_se() -> DPSE:
         >>> params = alg.params(epsilon=1.0, delta=0.01)
     """
     return DPSE()
+
+
+def dp_se_published() -> DPSE:
+    """DP-SE as the paper's published code runs it (docs/published-code.md), ε-global DP.
+
+    Each epoch's sum divided by the arm's cumulative count (the published code resets the means
+    but not the counts), eliminated arms in the maximum and the recommendation with mean 0 plus
+    Laplace noise, h_e and c_e from R_e before flooring.
+    """
+    return DPSE("dp_se_published", epoch_means="cumulative", eliminated="noise", floored=False)

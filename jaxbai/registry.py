@@ -186,7 +186,8 @@ class Registry(Mapping[str, AlgorithmEntry]):
 
 ALGORITHMS = Registry()
 """Every algorithm jaxbai knows, by name (the paper's six, their one-global-episode forms,
-TTUCB-DPA, the threshold-aware AdaP-TT* variant, plus any a user registers)."""
+TTUCB-DPA, the threshold-aware AdaP-TT* variant, the published code's TTUCB, AdaP-TT and DP-SE,
+plus any a user registers)."""
 
 
 def register(
@@ -237,5 +238,9 @@ for _name, _factory, _display in (
     ),
     # A variant beyond the paper (docs/threshold-aware-challenger.md).
     ("adap_tt_star_ratio", toptwo.adap_tt_star_ratio, "AdaP-TT* (W/c challenger)"),
+    # The algorithms of the paper's published code (docs/published-code.md).
+    ("ttucb_published", toptwo.ttucb_published, "TTUCB (published code)"),
+    ("adap_tt_published", toptwo.adap_tt_published, "AdaP-TT (published code)"),
+    ("dp_se_published", dpse.dp_se_published, "DP-SE (published code)"),
 ):
     register(_name, _factory, _display)

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from scipy import stats
+from _laws import same_discrete, same_tau
 
 import jaxbai
 from jaxbai import engine
@@ -111,33 +111,6 @@ def _both_paths(alg, instances, epsilons, delta, runs, max_samples=10**9):
     ]
 
 
-ALPHA = 1e-3
-"""Level of every two-sample test (seeds are fixed: a pass is reproducible)."""
-
-
-def _same_tau(a: np.ndarray, b: np.ndarray, shift: float | None) -> None:
-    """Welch's z on E[τ] (with ``shift``: first check it detects that relative shift with
-    power 90 % at level `ALPHA`) and Kolmogorov–Smirnov on the whole law."""
-    se = np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
-    z_alpha = stats.norm.isf(ALPHA / 2)
-    if shift is not None:
-        detectable = (z_alpha + stats.norm.isf(0.1)) * se / a.mean()
-        assert detectable <= shift, f"underpowered: detects a {detectable:.1%} shift"
-    assert abs(a.mean() - b.mean()) / se < z_alpha, (a.mean(), b.mean())
-    assert stats.ks_2samp(a, b, method="asymp").pvalue > ALPHA
-
-
-def _same_discrete(a: np.ndarray, b: np.ndarray) -> None:
-    """χ² homogeneity of a discrete variable (values seen fewer than 10 times pooled)."""
-    values = np.union1d(a, b)
-    table = np.array([[np.sum(x == v) for v in values] for x in (a, b)])
-    keep = table.sum(axis=0) >= 10
-    table = np.column_stack([table[:, keep], table[:, ~keep].sum(axis=1)])
-    table = table[:, table.sum(axis=0) > 0]
-    if table.shape[1] > 1:
-        assert stats.chi2_contingency(table).pvalue > ALPHA
-
-
 def test_per_episode_draws_have_the_per_sample_law():
     """AdaP-TT, three instances × two ε (δ = 0.01): τ (sized for a 3 % shift of E[τ]), â and C
     agree in law between the paths; plus a cell with errors (δ = 0.2) for â."""
@@ -148,14 +121,14 @@ def test_per_episode_draws_have_the_per_sample_law():
     assert not (sample.censored.any() or episode.censored.any())
     for cell in range(6):
         part = slice(cell * runs, (cell + 1) * runs)
-        _same_tau(sample.tau[part], episode.tau[part], shift=0.03)
-        _same_discrete(sample.rounds[part], episode.rounds[part])
-        _same_discrete(sample.recommendation[part], episode.recommendation[part])
+        same_tau(sample.tau[part], episode.tau[part], shift=0.03)
+        same_discrete(sample.rounds[part], episode.rounds[part])
+        same_discrete(sample.recommendation[part], episode.recommendation[part])
     sample, episode = _both_paths(alg, instances[1], [1.0], 0.2, runs)
     errors = [int((~res.correct).sum()) for res in (sample, episode)]
     assert min(errors) >= 100  # the cell is informative about â
-    _same_discrete(sample.recommendation, episode.recommendation)
-    _same_tau(sample.tau, episode.tau, shift=None)
+    same_discrete(sample.recommendation, episode.recommendation)
+    same_tau(sample.tau, episode.tau, shift=None)
 
 
 @pytest.mark.parametrize(
@@ -180,10 +153,10 @@ def test_per_episode_law_other_episodic_algorithms(name, inst, epsilon):
     with one global episode: slow, outside CI.)"""
     alg = jaxbai.ALGORITHMS[name]()
     sample, episode = _both_paths(alg, inst, [epsilon or 1.0], 0.01, 4000, max_samples=5000)
-    _same_tau(sample.tau, episode.tau, shift=None)
-    _same_discrete(sample.censored, episode.censored)
-    _same_discrete(sample.rounds, episode.rounds)
-    _same_discrete(sample.recommendation, episode.recommendation)
+    same_tau(sample.tau, episode.tau, shift=None)
+    same_discrete(sample.censored, episode.censored)
+    same_discrete(sample.rounds, episode.rounds)
+    same_discrete(sample.recommendation, episode.recommendation)
 
 
 def test_draws_option_chooses_and_validates():

@@ -17,16 +17,17 @@ from jaxbai._arrays import argmax_random_ties
 from jaxbai.engine import _lanes
 
 ALL = sorted(jaxbai.ALGORITHMS)
-TOPTWO = [name for name in ALL if name != "dp_se"]
+TOPTWO = [name for name in ALL if isinstance(jaxbai.ALGORITHMS[name](), jaxbai.TopTwo)]
 PER_ARM = [name for name in ALL if not name.endswith("_global")]
 """One global episode is δ-checked in test_batched.py (its theory thresholds are slow)."""
 EASY = (0.7, 0.5, 0.3)
 
 
 def make(name: str, threshold: str = "heuristic") -> object:
-    """An algorithm by name (DP-SE has no threshold family)."""
-    factory = jaxbai.ALGORITHMS[name]
-    return factory() if name == "dp_se" else factory(threshold=threshold)
+    """An algorithm by name (DP-SE and the published code's variants have no threshold
+    family)."""
+    entry = jaxbai.ALGORITHMS[name]
+    return entry(threshold=threshold) if entry.thresholds else entry()
 
 
 @pytest.mark.parametrize("name", ALL)

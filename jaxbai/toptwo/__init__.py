@@ -8,9 +8,15 @@ components, in the style of optax:
 * a leader bonus ``bonus(state, params) -> (K,)``: b^G (Eq. 3) or b^{G,ε} (Eq. 11);
 * a stopping threshold ``threshold(mu_a, mu_b, w_a, w_b, n, num_arms, params)``;
 * a challenger rule ``challenger(alg, state, leader, params) -> arm`` (TC challenger by default;
-  `threshold_aware_challenger`, a variant beyond the paper, in `adap_tt_star_ratio`)
-  and a tracking rule ``tracking_beta(alg, state, leader, challenger, params) -> β``
-  (fixed β by default), so a user can plug in e.g. an IDS-style adaptive β.
+  `threshold_aware_challenger`, a variant beyond the paper, in `adap_tt_star_ratio`),
+  a proportion ``tracking_beta(alg, state, leader, challenger, params) -> β`` (fixed β by
+  default, so a user can plug in e.g. an IDS-style adaptive β) and the rule that uses it,
+  ``tracking(state, β)`` (β-tracking by default; a β-coin in the published code's variants);
+* a stopping rule ``stopping_rule(alg, state, params) -> (stop, â)`` (the GLR test, Eq. 2)
+  and a tie rule ``ties`` (per-run random priority, or the lowest index).
+
+`jaxbai.toptwo.published` rebuilds the published code's TTUCB and AdaP-TT from such components
+(docs/published-code.md).
 
 Every component is a plain function of arrays; swap one with `dataclasses.replace`.
 
@@ -20,10 +26,12 @@ b ≠ â (Eq. 2), and only then the leader B (UCB), the challenger C (TC, global
 tracking decision: L_B ← L_B + 1, pull B iff N^B_B ≤ β·L_B. DAF phase switches happen inside
 `update`, right after the observation that triggers them, i.e. before the next iteration's
 recommendation. Ties in every argmax/argmin are broken by a per-run random arm priority drawn at
-`init`, so results are invariant in distribution to permuting the arms.
+`init` (``ties="random"``), so results are invariant in distribution to permuting the arms.
 """
 
+from jaxbai.toptwo import published
 from jaxbai.toptwo.components import (
+    beta_tracking,
     bonus_gaussian,
     bonus_gaussian_global_counts,
     bonus_private_eq11,
@@ -34,6 +42,9 @@ from jaxbai.toptwo.components import (
     cost_private,
     fixed_beta,
     glr_pair,
+    glr_pairs_passed,
+    glr_stopping,
+    leader_side,
     threshold_aware_challenger,
     threshold_gaussian_heuristic,
     threshold_gaussian_theory,
@@ -43,7 +54,7 @@ from jaxbai.toptwo.components import (
     threshold_tilde_theory,
     transportation_cost_challenger,
 )
-from jaxbai.toptwo.driver import EpisodicTopTwo, PerEpisode, TopTwo
+from jaxbai.toptwo.driver import TIE_RULES, EpisodicTopTwo, PerEpisode, TopTwo
 from jaxbai.toptwo.factories import (
     adap_tt,
     adap_tt_star,
@@ -53,17 +64,21 @@ from jaxbai.toptwo.factories import (
     ttucb,
     ttucb_dpa,
 )
+from jaxbai.toptwo.published import adap_tt_published, ttucb_published
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
 __all__ = [
+    "TIE_RULES",
     "EpisodicTopTwo",
     "PerEpisode",
     "TopTwo",
     "TopTwoParams",
     "TopTwoState",
     "adap_tt",
+    "adap_tt_published",
     "adap_tt_star",
     "adap_tt_star_ratio",
+    "beta_tracking",
     "bonus_gaussian",
     "bonus_gaussian_global_counts",
     "bonus_private_eq11",
@@ -76,6 +91,10 @@ __all__ = [
     "fixed_beta",
     "gauss_ldp_tt",
     "glr_pair",
+    "glr_pairs_passed",
+    "glr_stopping",
+    "leader_side",
+    "published",
     "threshold_aware_challenger",
     "threshold_gaussian_heuristic",
     "threshold_gaussian_theory",
@@ -86,4 +105,5 @@ __all__ = [
     "transportation_cost_challenger",
     "ttucb",
     "ttucb_dpa",
+    "ttucb_published",
 ]

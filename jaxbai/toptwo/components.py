@@ -1,8 +1,9 @@
-"""Top Two components: transportation costs, leader bonuses, thresholds, challenger, β.
+"""Top Two components: costs, leader bonuses, thresholds, challenger, β, tracking, stopping.
 
 Each is a plain function of arrays satisfying one of the protocols below (`Cost`, `Bonus`,
-`Threshold`, `Challenger`, `TrackingBeta`); swap one into an algorithm with
-`dataclasses.replace`.
+`Threshold`, `Challenger`, `TrackingBeta`, `Tracking`, `StoppingRule`); swap one into an
+algorithm with `dataclasses.replace`. The components of the paper's published code are in
+`jaxbai.toptwo.published`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxbai import costs, thresholds
-from jaxbai._arrays import argmax_random_ties, one_hot, pick
+from jaxbai._arrays import one_hot, pick
 from jaxbai.base import PerArm, Scalar
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
@@ -21,8 +22,11 @@ __all__ = [
     "Bonus",
     "Challenger",
     "Cost",
+    "StoppingRule",
     "Threshold",
+    "Tracking",
     "TrackingBeta",
+    "beta_tracking",
     "bonus_gaussian",
     "bonus_gaussian_global_counts",
     "bonus_private_eq11",
@@ -33,6 +37,9 @@ __all__ = [
     "cost_private",
     "fixed_beta",
     "glr_pair",
+    "glr_pairs_passed",
+    "glr_stopping",
+    "leader_side",
     "threshold_aware_challenger",
     "threshold_gaussian_heuristic",
     "threshold_gaussian_theory",
@@ -92,6 +99,27 @@ class TrackingBeta(Protocol):
     def __call__(
         self, alg: object, state: object, leader: Scalar, challenger: Scalar, params: object
     ) -> Scalar: ...
+
+
+class Tracking(Protocol):
+    """How β decides between leader and challenger (Alg. 1, line 10): for every arm a, whether
+    a, were it the leader, would be pulled (bool ``(K,)``, or one bool for every arm).
+
+    A function of the state only, so the pulls up to an episode end can still be planned
+    (docs/semantics.md §19): `beta_tracking` by default, `jaxbai.toptwo.published.coin_tracking`
+    for a β-coin.
+    """
+
+    def __call__(self, state: object, beta: Scalar) -> jax.Array: ...
+
+
+class StoppingRule(Protocol):
+    """(stop, recommendation â) of a state: the GLR test of Eq. (2), `glr_stopping`, by default.
+
+    Never stops before every arm was pulled once.
+    """
+
+    def __call__(self, alg: object, state: object, params: object) -> tuple[Scalar, Scalar]: ...
 
 
 # ----------------------------------------------------------------------------- the components
@@ -202,7 +230,7 @@ def glr_pair(
     return cost, alg.threshold(mu_a, mu_b, w_a, w_b, n, num_arms, params)
 
 
-def _from_leader(state: TopTwoState, leader: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+def leader_side(state: TopTwoState, leader: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     """(one-hot of B, μ̃_B, N_B): the leader's side of every pair (B, b)."""
     is_leader = one_hot(leader, state.means.shape[0])
     return is_leader, pick(state.means, is_leader), pick(state.counts, is_leader)
@@ -215,10 +243,10 @@ def transportation_cost_challenger(
 
     Alg. 1 line 9; Alg. 9/10 line 15 (docs/semantics.md §5).
     """
-    is_leader, mu_b, n_b = _from_leader(state, leader)
+    is_leader, mu_b, n_b = leader_side(state, leader)
     w = alg.cost(mu_b, state.means, n_b, state.counts, params)
     w = jnp.where(is_leader, jnp.inf, w)
-    return argmax_random_ties(-w, state.priority)
+    return alg.argmax(-w, state)
 
 
 def threshold_aware_challenger(
@@ -240,11 +268,11 @@ def threshold_aware_challenger(
     asymptotic allocation, and so the paper's optimality statement for AdaP-TT*, need not carry
     over (docs/threshold-aware-challenger.md). c > 0 once every arm has a sample (δ < 1).
     """
-    is_leader, mu_b, n_b = _from_leader(state, leader)
+    is_leader, mu_b, n_b = leader_side(state, leader)
     num_arms = state.means.shape[0]
     w, c = glr_pair(alg, mu_b, state.means, n_b, state.counts, state.n, num_arms, params)
     ratio = jnp.where(is_leader, jnp.inf, w / c)
-    return argmax_random_ties(-ratio, state.priority)
+    return alg.argmax(-ratio, state)
 
 
 def fixed_beta(
@@ -257,3 +285,32 @@ def fixed_beta(
     """The fixed tracking proportion β of Alg. 1 (``params.beta``)."""
     del alg, state, leader, challenger
     return params.beta
+
+
+def beta_tracking(state: TopTwoState, beta: Scalar) -> jax.Array:
+    """β-tracking (Alg. 1, line 10): arm a as the leader is pulled iff N^a_a ≤ β (L_a + 1)."""
+    return state.leader_pulls <= beta * (state.leader_counts + 1)
+
+
+def glr_pairs_passed(
+    alg: Any, state: TopTwoState, params: TopTwoParams, tested: Scalar
+) -> jax.Array:
+    """Whether every pair (``tested``, b), b ≠ ``tested``, passes the GLR test (Eq. 2) at
+    (μ̃, Ñ): W_{tested,b} ≥ c_{tested,b}, with the algorithm's cost and threshold."""
+    num_arms = state.counts.shape[0]
+    is_tested = one_hot(tested, num_arms)
+    mu_a, w_a = pick(state.means, is_tested), pick(state.local_counts, is_tested)
+    cost, threshold = glr_pair(
+        alg, mu_a, state.means, w_a, state.local_counts, state.n, num_arms, params
+    )
+    return jnp.all((cost >= threshold) | is_tested)
+
+
+def glr_stopping(alg: Any, state: TopTwoState, params: TopTwoParams) -> tuple[jax.Array, jax.Array]:
+    """GLR stopping rule (Eq. 2) at â = argmax μ̃ against every b ≠ â; (stop, â).
+
+    Never True before every arm was pulled once.
+    """
+    best = alg.argmax(state.means, state)
+    passed = glr_pairs_passed(alg, state, params, best)
+    return passed & (state.n >= state.counts.shape[0]), best

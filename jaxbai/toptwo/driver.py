@@ -33,15 +33,22 @@ from jaxbai.toptwo.components import (
     Bonus,
     Challenger,
     Cost,
+    StoppingRule,
     Threshold,
+    Tracking,
     TrackingBeta,
+    beta_tracking,
     fixed_beta,
-    glr_pair,
+    glr_stopping,
     transportation_cost_challenger,
 )
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
-__all__ = ["PULLS_PER_STEP", "EpisodicTopTwo", "PerEpisode", "TopTwo"]
+__all__ = ["PULLS_PER_STEP", "TIE_RULES", "EpisodicTopTwo", "PerEpisode", "TopTwo"]
+
+TIE_RULES = ("random", "lowest_index")
+"""Tie rules of every argmax/argmin of a Top Two algorithm: the per-run random arm priority
+drawn at `TopTwo.init` (the default), or the lowest index (``numpy.argmax``)."""
 
 PULLS_PER_STEP = 128
 """Planned pulls per engine step of `PerEpisode` (a lane whose episode ends early idles for the
@@ -70,6 +77,10 @@ class TopTwo:
     threshold: Threshold
     challenger: Challenger = transportation_cost_challenger
     tracking_beta: TrackingBeta = fixed_beta
+    tracking: Tracking = beta_tracking
+    stopping_rule: StoppingRule = glr_stopping
+    ties: str = "random"
+    """One of `TIE_RULES`."""
     beta: float = 0.5
     sigma: float = 0.5
     gamma: float = 1e-3
@@ -77,6 +88,8 @@ class TopTwo:
     """Whether ε is a parameter of the algorithm (False: TTUCB ignores it)."""
 
     def __post_init__(self) -> None:
+        if self.ties not in TIE_RULES:
+            raise ValueError(f"{self.name}: ties must be one of {TIE_RULES}, got {self.ties!r}")
         missing = missing_members(self.estimator, Estimator)
         if missing:
             raise ValueError(f"{self.name}: the estimator lacks {', '.join(missing)}")
@@ -153,23 +166,29 @@ class TopTwo:
             estimate=self.estimator.init(num_arms),
         )
 
+    def argmax(self, values: jax.Array, state: TopTwoState) -> Scalar:
+        """argmax of ``values`` ``(K,)`` with the algorithm's tie rule (`TIE_RULES`), int32."""
+        if self.ties == "lowest_index":
+            return jnp.argmax(values).astype(jnp.int32)
+        return argmax_random_ties(values, state.priority)
+
     def leader(self, state: TopTwoState, params: TopTwoParams) -> Scalar:
         """UCB leader B = argmax_a μ̃_a + b_a (Alg. 1, line 8)."""
-        return argmax_random_ties(state.means + self.bonus(state, params), state.priority)
+        return self.argmax(state.means + self.bonus(state, params), state)
 
     def sampling_rule(self, state: TopTwoState, params: TopTwoParams) -> tuple[Scalar, Scalar]:
-        """(leader, arm to pull) by β-tracking (Alg. 1, lines 8–10; docs/semantics.md §4).
+        """(leader, arm to pull) by the tracking rule (Alg. 1, lines 8–10; docs/semantics.md §4).
 
-        Arm a, were it the leader B, would be pulled if N^a_a ≤ β (L_a + 1), else the
-        challenger C; the pull is that choice read at B with one pick (arm n during the first K
-        pulls), a single value the per-arm updates of `step` share.
+        Arm a, were it the leader B, would be pulled if the tracking rule says so (β-tracking:
+        N^a_a ≤ β (L_a + 1)), else the challenger C; the pull is that choice read at B with one
+        pick (arm n during the first K pulls), a single value the per-arm updates of `step`
+        share.
         """
         leader = self.leader(state, params)
         challenger = self.challenger(self, state, leader, params)
         beta = self.tracking_beta(self, state, leader, challenger, params)
         num_arms = state.counts.shape[0]
-        tracked = state.leader_pulls <= beta * (state.leader_counts + 1)
-        choice = jnp.where(tracked, leader, challenger)
+        choice = jnp.where(self.tracking(state, beta), leader, challenger)
         choice = jnp.where(state.n < num_arms, state.n, choice).astype(jnp.int32)
         return leader, pick(choice, one_hot(leader, num_arms))
 
@@ -207,15 +226,9 @@ class TopTwo:
         return state._replace(estimate=self.estimator.observe(*args))
 
     def stopping(self, state: TopTwoState, params: TopTwoParams) -> tuple[Scalar, Scalar]:
-        """GLR stopping rule (Eq. 2): (stop, â). Never True before every arm was pulled once."""
-        num_arms = state.counts.shape[0]
-        best = argmax_random_ties(state.means, state.priority)
-        mu_b, w_b = state.means, state.local_counts
-        is_best = one_hot(best, num_arms)
-        mu_a, w_a = jnp.max(state.means), pick(state.local_counts, is_best)  # μ̃_â = max μ̃
-        cost, threshold = glr_pair(self, mu_a, mu_b, w_a, w_b, state.n, num_arms, params)
-        passed = (cost >= threshold) | is_best
-        return jnp.all(passed) & (state.n >= num_arms), best
+        """(stop, â) by the stopping rule (GLR, Eq. 2, by default); never True before every arm
+        was pulled once."""
+        return self.stopping_rule(self, state, params)
 
     # --- ask/tell ----------------------------------------------------------------------------
     def select(self, state: TopTwoState, params: TopTwoParams) -> Scalar:
