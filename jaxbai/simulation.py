@@ -31,6 +31,8 @@ class SimulationResult(NamedTuple):
         correct: recommendation is the best arm (False if censored).
         censored: the run did not stop within ``max_samples`` samples.
         rounds: rounds of adaptivity (DAF: Σ_a k_a; DP-SE: epochs; −1 otherwise).
+        counts: final counts N_a, shape ``epsilon.shape + delta.shape + (runs, K)``; they sum
+            to ``tau`` (a censored run's: when it was cut).
         epsilon: ε of each run.
         delta: δ of each run.
     """
@@ -40,6 +42,7 @@ class SimulationResult(NamedTuple):
     correct: np.ndarray
     censored: np.ndarray
     rounds: np.ndarray
+    counts: np.ndarray
     epsilon: np.ndarray
     delta: np.ndarray
 
@@ -91,6 +94,7 @@ def simulate(
         correct=res.correct.reshape(shape),
         censored=res.censored.reshape(shape),
         rounds=res.rounds.reshape(shape),
+        counts=res.counts.reshape(shape + res.counts.shape[-1:]),
         epsilon=jobs.epsilon.reshape(shape),
         delta=jobs.delta.reshape(shape),
     )

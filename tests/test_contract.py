@@ -115,7 +115,7 @@ def test_narrowed_algorithm_simulates(name):
         options = {"seed": 3, "max_samples": BUDGET, "draws": draws}
         got = jaxbai.simulate(twin, INSTANCE, _epsilon(alg), 0.1, runs=RUNS, **options)
         grid = simulated(name, draws)
-        for field in ("tau", "recommendation", "censored", "rounds"):
+        for field in ("tau", "recommendation", "censored", "rounds", "counts"):
             np.testing.assert_array_equal(getattr(got, field), getattr(grid, field))
         assert (grid.tau > 0).all() and ((grid.recommendation == -1) == grid.censored).all()
         assert ((grid.rounds >= 0) == isinstance(alg, base.Rounds)).all()

@@ -61,19 +61,19 @@ def test_checkpoint_shards_are_pooled(tmp_path):
     """`read_checkpoint` pools a checkpoint and its per-process shards; temporary files and
     shards of another grid's name are ignored, a shard of another grid is refused."""
     path = str(tmp_path / "grid.npz")
-    results = [engine.read_checkpoint(path, "f", 4) for _ in range(2)]
+    results = [engine.read_checkpoint(path, "f", 4, 3) for _ in range(2)]
     for process, job in ((0, 1), (1, 3)):
         r = results[process]
         r["done"][job], r["tau"][job], r["stopped"][job] = True, 100 + job, True
         engine.write_checkpoint(engine.shard_path(path, process), "f", r)
     with open(str(tmp_path / "grid.process2.npz.tmp"), "wb") as f:
         f.write(b"truncated")
-    pooled = engine.read_checkpoint(path, "f", 4)
+    pooled = engine.read_checkpoint(path, "f", 4, 3)
     np.testing.assert_array_equal(pooled["done"], [False, True, False, True])
     np.testing.assert_array_equal(pooled["tau"], [0, 101, 0, 103])
     engine.write_checkpoint(engine.shard_path(path, 5), "other grid", results[0])
     with pytest.raises(ValueError, match="different grid"):
-        engine.read_checkpoint(path, "f", 4)
+        engine.read_checkpoint(path, "f", 4, 3)
 
 
 GRID = ("--preset", "quick", "--algorithms", *NAMES, "--instances", "mu1", "--epsilons", "0.2", "2")

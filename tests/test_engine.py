@@ -17,7 +17,7 @@ import jaxbai
 from jaxbai import engine
 
 INST = jaxbai.bernoulli([0.9, 0.6, 0.5])
-FIELDS = ("tau", "recommendation", "censored", "rounds")
+FIELDS = ("tau", "recommendation", "censored", "rounds", "counts")
 
 
 def small_jobs(runs: int = 12) -> engine.Jobs:

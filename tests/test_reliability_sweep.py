@@ -163,13 +163,13 @@ def _damaged(data: bytes) -> dict[str, bytes]:
 @pytest.mark.parametrize("damage", ["empty", "truncated", "crc"])
 def test_a_damaged_checkpoint_is_named_with_what_to_do(tmp_path, damage):
     path = str(tmp_path / "grid.npz")
-    engine.write_checkpoint(path, "f", engine.read_checkpoint(path, "f", 64))
+    engine.write_checkpoint(path, "f", engine.read_checkpoint(path, "f", 64, 3))
     with open(path, "rb") as f:
         data = _damaged(f.read())[damage]
     with open(path, "wb") as f:
         f.write(data)
     with pytest.raises(ValueError) as err:
-        engine.read_checkpoint(path, "f", 64)
+        engine.read_checkpoint(path, "f", 64, 3)
     message = str(err.value)
     assert message.startswith(f"checkpoint {path} is damaged (") and "delete it" in message
     assert "\n" not in message
@@ -195,7 +195,7 @@ def test_a_failed_checkpoint_write_raises_the_original_error(tmp_path, monkeypat
 
     monkeypatch.setattr(os, "replace", replace)
     with pytest.raises(OSError) as err:
-        engine.write_checkpoint(path, "f", engine.read_checkpoint(path, "f", 4))
+        engine.write_checkpoint(path, "f", engine.read_checkpoint(path, "f", 4, 3))
     assert err.value is full and not os.listdir(tmp_path)
 
     def remove(path):
@@ -203,7 +203,7 @@ def test_a_failed_checkpoint_write_raises_the_original_error(tmp_path, monkeypat
 
     monkeypatch.setattr(os, "remove", remove)
     with pytest.raises(OSError) as err:
-        engine.write_checkpoint(path, "f", engine.read_checkpoint(path, "f", 4))
+        engine.write_checkpoint(path, "f", engine.read_checkpoint(path, "f", 4, 3))
     assert err.value is full
 
 

@@ -1,7 +1,8 @@
 """Checkpoints of a grid's finished jobs: fingerprint, atomic write, read.
 
 Between chunks the host writes the finished jobs' results (``done``, ``tau``, ``stopped``,
-``recommendation``, ``rounds``; numpy, one entry per job) to an ``.npz`` file. A write goes to
+``recommendation``, ``rounds``, one entry per job, and ``counts``, the final N_a, one row of K
+per job; numpy) to an ``.npz`` file. A write goes to
 a temporary file that is fsynced and renamed over the checkpoint, then the directory is
 fsynced: a crash mid-write leaves the previous checkpoint intact (a leftover temporary file is
 ignored).
@@ -9,7 +10,9 @@ ignored).
 On resume, finished jobs are kept and every other job is run from its start — which gives
 bitwise the same result as an uninterrupted run, since a job's trajectory depends only on its
 key. A checkpoint records the `grid_fingerprint` of its grid (algorithm configuration, jobs,
-seed, budget, format version) and is refused for any other grid.
+seed, budget, format version) and is refused for any other grid. A checkpoint of an older
+format (version 1, before the final counts were recorded) is refused with a message that says
+to rerun without resuming: its jobs' counts are lost, so they cannot be kept.
 
 In a grid over several processes (`jaxbai.engine._distributed`) each process writes its own
 shard (`shard_path`); `read_checkpoint` pools a checkpoint and every shard of it, so a grid
@@ -42,8 +45,9 @@ __all__ = [
     "write_checkpoint",
 ]
 
-CHECKPOINT_VERSION = 1
-"""Format version; part of every fingerprint, so a new format refuses older checkpoints."""
+CHECKPOINT_VERSION = 2
+"""Format version; part of every fingerprint, so a new format refuses older checkpoints.
+Version 2 added ``counts``."""
 
 
 def _describe(alg: Algorithm) -> str:
@@ -75,14 +79,15 @@ def grid_fingerprint(alg: Algorithm, jobs: Jobs, seed: int, max_samples: int) ->
     return digest.hexdigest()
 
 
-def empty_results(num_jobs: int) -> dict[str, np.ndarray]:
-    """Host results of ``num_jobs`` jobs, none finished."""
+def empty_results(num_jobs: int, num_arms: int) -> dict[str, np.ndarray]:
+    """Host results of ``num_jobs`` jobs of ``num_arms`` arms, none finished."""
     return {
         "done": np.zeros(num_jobs, bool),
         "tau": np.zeros(num_jobs, np.int64),
         "stopped": np.zeros(num_jobs, bool),
         "recommendation": np.full(num_jobs, -1, np.int32),
         "rounds": np.full(num_jobs, -1, np.int32),
+        "counts": np.zeros((num_jobs, num_arms), np.int64),
     }
 
 
@@ -134,40 +139,54 @@ _DAMAGED = (EOFError, ValueError, KeyError, zipfile.BadZipFile, pickle.Unpicklin
 """What `numpy.load` raises on an empty, truncated or corrupted ``.npz`` file."""
 
 
-def _read_file(file: str, num_jobs: int) -> tuple[str, dict[str, np.ndarray]]:
+def _read_file(file: str, num_jobs: int, num_arms: int) -> tuple[str, dict[str, np.ndarray]]:
     """(fingerprint, results) of one checkpoint file of a grid of ``num_jobs`` jobs.
 
     Raises:
-        ValueError: the file cannot be read, or is not a whole checkpoint of ``num_jobs`` jobs
-            (empty, truncated, corrupted); the message names it and says what to do.
+        ValueError: the file cannot be read, is of the older format without ``counts``, or is
+            not a whole checkpoint of ``num_jobs`` jobs of ``num_arms`` arms (empty, truncated,
+            corrupted); the message names it and says what to do.
     """
     fix = "delete it (its finished jobs then run again) or start over without resuming"
+    expected = empty_results(num_jobs, num_arms)
     try:
         with np.load(file) as data:
-            found = str(data["fingerprint"]), {n: data[n] for n in empty_results(0)}
+            older = "fingerprint" in data.files and "counts" not in data.files
+            if not older:
+                found = str(data["fingerprint"]), {n: data[n] for n in expected}
     except OSError as err:
         raise ValueError(f"cannot read checkpoint {file}: {err.strerror or err}") from None
     except _DAMAGED as err:
         truncated = isinstance(err, (EOFError, zipfile.BadZipFile)) and str(err)
         detail = str(err).splitlines()[0] if truncated else "not an .npz checkpoint"
         raise ValueError(f"checkpoint {file} is damaged ({detail}); {fix}") from None
-    if any(array.shape != (num_jobs,) for array in found[1].values()):
-        raise ValueError(f"checkpoint {file} is damaged (not {num_jobs} jobs); {fix}")
+    if older:
+        raise ValueError(
+            f"checkpoint {file} was written by an older jaxbai, without the final counts N_a; "
+            "rerun without resuming (or delete it)"
+        )
+    if any(array.shape != expected[n].shape for n, array in found[1].items()):
+        raise ValueError(
+            f"checkpoint {file} is damaged (not {num_jobs} jobs of {num_arms} arms); {fix}"
+        )
     return found
 
 
-def read_checkpoint(path: str, fingerprint: str, num_jobs: int) -> dict[str, np.ndarray]:
+def read_checkpoint(
+    path: str, fingerprint: str, num_jobs: int, num_arms: int
+) -> dict[str, np.ndarray]:
     """Finished results from a checkpoint and its shards (`shard_path`), pooled.
 
     Missing files give no results; a leftover temporary file is ignored.
 
     Raises:
-        ValueError: a file belongs to another grid (algorithm, jobs, seed, budget), or cannot
-            be read (empty, truncated, corrupted); the message names the file.
+        ValueError: a file belongs to another grid (algorithm, jobs, seed, budget), is of the
+            older format without counts (rerun without resuming), or cannot be read (empty,
+            truncated, corrupted); the message names the file.
     """
-    results = empty_results(num_jobs)
+    results = empty_results(num_jobs, num_arms)
     for file in _checkpoint_files(path):
-        found, data = _read_file(file, num_jobs)
+        found, data = _read_file(file, num_jobs, num_arms)
         if found != fingerprint:
             raise ValueError(f"checkpoint {file} was written for a different grid; remove it")
         new = data["done"] & ~results["done"]

@@ -42,8 +42,8 @@ __all__ = [
     "union",
 ]
 
-RESULT_FIELDS = ("done", "tau", "stopped", "recommendation", "rounds")
-"""The per-job host results, in the order they are gathered."""
+RESULT_FIELDS = ("done", "tau", "stopped", "recommendation", "rounds", "counts")
+"""The per-job host results, in the order they are gathered (``counts``: K rows, one per arm)."""
 
 
 class Team(NamedTuple):
@@ -149,15 +149,23 @@ def check_same_grid(fingerprint: str) -> None:
 def union(results: dict[str, np.ndarray], count: int) -> tuple[dict[str, np.ndarray], int]:
     """Every process's finished jobs (collective), and the sum of ``count`` over processes.
 
-    Results travel as int32 (τ ≤ 2³¹ − 1); ``count`` as two 31-bit words.
+    Results travel as int32 rows (τ, N_a ≤ 2³¹ − 1; the counts as K rows); ``count`` as two
+    31-bit words.
     """
-    fields = np.stack([np.asarray(results[f]).astype(np.int32) for f in RESULT_FIELDS])
+    arrays = [np.asarray(results[f]).astype(np.int32) for f in RESULT_FIELDS]
+    rows = [a[None] if a.ndim == 1 else a.T for a in arrays]
+    widths = [len(r) for r in rows]
+    fields = np.concatenate(rows)
     words = np.array([count >> 31, count & (2**31 - 1)], np.int32)
     gathered, counters = multihost_utils.process_allgather((fields, words))
     gathered, counters = np.asarray(gathered), np.asarray(counters, np.int64)
     source = np.argmax(gathered[:, 0] != 0, axis=0)  # a process that finished the job, if any
-    picked = gathered[source, :, np.arange(gathered.shape[-1])]
+    picked = gathered[source, :, np.arange(gathered.shape[-1])]  # (J, rows)
+    starts = np.cumsum([0, *widths])
     merged = {
-        name: picked[:, i].astype(results[name].dtype) for i, name in enumerate(RESULT_FIELDS)
+        name: picked[:, starts[i] : starts[i + 1]]
+        .reshape(results[name].shape)
+        .astype(results[name].dtype)
+        for i, name in enumerate(RESULT_FIELDS)
     }
     return merged, int(((counters[:, 0] << 31) + counters[:, 1]).sum())

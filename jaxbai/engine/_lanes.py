@@ -66,6 +66,7 @@ class Outcome(NamedTuple):
     stopped: jax.Array
     recommendation: jax.Array
     rounds: jax.Array
+    counts: jax.Array  # (J_d, K): the final N_a
 
 
 class Table(NamedTuple):
@@ -103,6 +104,7 @@ def _write_results(alg: Algorithm, lanes: Lanes, outcome: Outcome, finished, num
         stopped=write(outcome.stopped, lanes.state.stopped),
         recommendation=write(outcome.recommendation, lanes.state.recommendation),
         rounds=write(outcome.rounds, jax.vmap(partial(rounds, alg))(lanes.state)),
+        counts=write(outcome.counts, lanes.state.counts),
     )
 
 
@@ -264,7 +266,8 @@ def advance(
 def vmap_until_all_stop(alg: Algorithm, num_arms, max_samples, seed, table):
     """Every job of ``table`` in its own lane, all run until the slowest stops (no refill).
 
-    Returns per-job (τ, stopped, recommendation, rounds); same keys and step as `advance`.
+    Returns per-job (τ, stopped, recommendation, rounds, counts); same keys and step as
+    `advance`.
     """
 
     def one(j):
@@ -275,7 +278,7 @@ def vmap_until_all_stop(alg: Algorithm, num_arms, max_samples, seed, table):
             return ~ln.state.stopped & (ln.state.n < max_samples)
 
         final = jax.lax.while_loop(running, partial(step_lane, alg, max_samples), lane).state
-        return final.n, final.stopped, final.recommendation, rounds(alg, final)
+        return final.n, final.stopped, final.recommendation, rounds(alg, final), final.counts
 
     return jax.vmap(one)(jnp.arange(table.run.shape[0]))
 
@@ -331,6 +334,7 @@ def initial_carry(
         stopped=jnp.zeros(size, bool),
         recommendation=jnp.full(size, -1, jnp.int32),
         rounds=jnp.full(size, -1, jnp.int32),
+        counts=jnp.zeros((size, num_arms), jnp.int32),
     )
     return lanes, outcome, jnp.zeros(num_devices, jnp.int32)
 
@@ -343,8 +347,9 @@ def collect(outcome: Outcome, order: np.ndarray, results: dict[str, np.ndarray])
     if not fresh.any():
         return
     index = order[fresh]
-    for name in ("tau", "stopped", "recommendation", "rounds"):
-        results[name][index] = np.asarray(getattr(host, name)).reshape(order.shape)[fresh]
+    for name in ("tau", "stopped", "recommendation", "rounds", "counts"):
+        value = np.asarray(getattr(host, name))
+        results[name][index] = value.reshape(order.shape + value.shape[1:])[fresh]
     results["done"][index] = True
 
 

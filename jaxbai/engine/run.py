@@ -54,6 +54,8 @@ class GridResult(NamedTuple):
         correct: recommendation is the instance's best arm.
         censored: did not stop within ``max_samples``.
         rounds: rounds of adaptivity (DAF: Σ_a k_a; DP-SE: epochs; −1 otherwise).
+        counts: final counts N_a, shape ``(J, K)`` (int64): each row sums to ``tau``; for a
+            censored job, the counts when it was cut (0 for a job that never finished).
         jobs: the job list.
         lane_steps: lane-steps executed in this call (idle lanes included).
         samples: samples drawn by the jobs finished in this call.
@@ -65,6 +67,7 @@ class GridResult(NamedTuple):
     correct: np.ndarray
     censored: np.ndarray
     rounds: np.ndarray
+    counts: np.ndarray
     jobs: Jobs
     lane_steps: int
     samples: int
@@ -260,12 +263,13 @@ def run_grid(
     team = _distributed.team_of(select_devices(device))
     _devices.warn_if_one_core(team.devices)
     fingerprint = grid_fingerprint(alg, jobs, seed, max_samples)
+    num_arms = int(np.asarray(jobs.instance.means).shape[-1])
     if team.size > 1:
         _distributed.check_same_grid(fingerprint)
     if checkpoint and resume:
-        results = read_checkpoint(checkpoint, fingerprint, len(jobs))
+        results = read_checkpoint(checkpoint, fingerprint, len(jobs), num_arms)
     else:
-        results = empty_results(len(jobs))
+        results = empty_results(len(jobs), num_arms)
     if team.size > 1:
         results, _ = _distributed.union(results, 0)
         if checkpoint:
@@ -317,6 +321,7 @@ def _grid_result(
         correct=recommendation == best,
         censored=censored,
         rounds=results["rounds"],
+        counts=results["counts"],
         jobs=jobs,
         lane_steps=lane_steps,
         samples=samples,
@@ -416,8 +421,9 @@ def run_vmap(
     outputs = jax.device_get(
         vmap_until_all_stop(alg, num_arms, jnp.int32(max_samples), jnp.int32(seed), table)
     )
-    results = empty_results(len(jobs))
-    for name, value in zip(("tau", "stopped", "recommendation", "rounds"), outputs, strict=True):
+    results = empty_results(len(jobs), num_arms)
+    names = ("tau", "stopped", "recommendation", "rounds", "counts")
+    for name, value in zip(names, outputs, strict=True):
         results[name][order.ravel()] = value
     longest = int(results["tau"].clip(max=max_samples).max())
     per_step = _samples_per_step(alg)
