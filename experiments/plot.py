@@ -20,6 +20,13 @@ Figures (`experiments.config.FIGURE_KINDS`; per δ for the ε figures):
   dotted (one global episode); DP-SE has none;
 * ``rounds_nonprivate``: C(τ) against δ for non-private episodic algorithms (TTUCB-DPA).
 
+Beside them, one small PNG per instance, ``allocations_<instance>.png`` (`draw_allocations`): a
+panel per algorithm, grouped bars of the empirical proportions N_a/τ per arm (mean over the
+cell's runs, ± std) for each (ε, δ) cell (at most `MAX_ALLOCATION_CELLS`, evenly spread), with
+the allocation ω* the algorithm targets (`experiments.stats.target_allocation`) as a black tick
+on each bar where one is known; hatched bars are cells with censored runs (their counts are the
+budget's). Drawn whenever the summary has proportions (a sweep's runs.csv records the counts).
+
 Trust models, legend names and the order of the curves come from the registry
 (`jaxbai.ALGORITHMS`) and the sweep's algorithm options; an algorithm of the CSV that is not
 registered in this process keeps the trust model of its ``privacy`` column, its label as name,
@@ -46,11 +53,15 @@ from experiments.results import Table
 from experiments.specs import display_name, registry
 
 __all__ = [
+    "MAX_ALLOCATION_CELLS",
     "STYLE",
     "FigureSpec",
     "Labels",
+    "allocation_instances",
     "draw_algorithm",
     "draw_all",
+    "draw_allocation_figures",
+    "draw_allocations",
     "draw_figure",
     "draw_theory",
     "figure_specs",
@@ -72,6 +83,9 @@ STYLE = {
 """(colour, marker) of each algorithm's curve; others are grey circles."""
 
 _BOUND_STYLE = {"per_arm": "--", "global": ":"}
+
+MAX_ALLOCATION_CELLS = 6
+"""Most (ε, δ) cells of one algorithm drawn in an allocation panel."""
 
 
 class FigureSpec(NamedTuple):
@@ -336,9 +350,92 @@ def draw_figure(summary: Table, spec: FigureSpec, labels: Labels | None = None) 
     return fig
 
 
+def allocation_instances(summary: Table) -> list[str]:
+    """Instances with empirical proportions in the summary, in order of appearance."""
+    has = np.array([bool(str(p).strip()) for p in summary["proportions"].tolist()], bool)
+    return list(dict.fromkeys(summary["instance"][has].tolist()))
+
+
+def _spread(idx: np.ndarray, most: int) -> np.ndarray:
+    """At most ``most`` of ``idx``, evenly spread (the first and last kept)."""
+    if len(idx) <= most:
+        return idx
+    return idx[np.unique(np.linspace(0, len(idx) - 1, most).round().astype(int))]
+
+
+def _cell_label(summary: Table, i: int, privacy: str, many_deltas: bool) -> str:
+    parts = [] if privacy == "none" else [f"ε={summary['epsilon'][i]:g}"]
+    if many_deltas or privacy == "none":
+        parts.append(f"δ={summary['delta'][i]:g}")
+    return ", ".join(parts)
+
+
+def draw_allocations(summary: Table, instance: str, labels: Labels | None = None) -> Figure:
+    """Empirical proportions against ω* on one instance: a panel per algorithm (module
+    docstring)."""
+    labels = labels or Labels.of(summary, None)
+    has = np.array([bool(str(p).strip()) for p in summary["proportions"].tolist()], bool)
+    here = has & (summary["instance"] == instance)
+    privacy_of = _privacy(summary)
+    algorithms = [a for a in privacy_of if (here & (summary["algorithm"] == a)).any()]
+    means = results.parse_means(summary["means"][here][0])
+    arms = np.arange(len(means))
+    ncols = min(3, len(algorithms))
+    nrows = math.ceil(len(algorithms) / ncols)
+    fig = Figure(figsize=(3.3 * ncols + 0.4, 2.6 * nrows + 0.5))
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    many_deltas = len(set(summary["delta"][here].tolist())) > 1
+    for ax, algorithm in zip(axes.ravel(), algorithms, strict=False):
+        idx = np.flatnonzero(here & (summary["algorithm"] == algorithm))
+        idx = _spread(idx[np.lexsort((summary["epsilon"][idx], summary["delta"][idx]))],
+                      MAX_ALLOCATION_CELLS)  # fmt: skip
+        width = 0.8 / len(idx)
+        colours = matplotlib.colormaps["viridis"](np.linspace(0.1, 0.9, len(idx)))
+        targeted = False
+        for k, i in enumerate(idx):
+            x = arms - 0.4 + (k + 0.5) * width
+            mean = stats.parse_floats(summary["proportions"][i])
+            std = stats.parse_floats(summary["proportions_std"][i])
+            censored = summary["censored"][i] > 0
+            ax.bar(
+                x, mean, width * 0.9, yerr=std, color=colours[k], hatch="//" if censored else None,
+                error_kw={"lw": 0.7, "capsize": 1.5},
+                label=_cell_label(summary, i, privacy_of[algorithm], many_deltas),
+            )  # fmt: skip
+            omega = stats.parse_floats(summary["omega_star"][i])
+            if omega is not None:
+                targeted = True
+                ax.hlines(omega, x - width * 0.45, x + width * 0.45, color="black", lw=1.4)
+        name = labels.names.get(algorithm, algorithm)
+        ax.set_title(name if targeted else f"{name} (no ω* known)", fontsize=8)
+        ax.set_xticks(arms, [f"{a + 1}" for a in arms], fontsize=7)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.set_xlabel("arm", fontsize=7)
+        ax.set_ylabel("N_a / τ", fontsize=7)
+        ax.set_ylim(0, 1)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=5.5, frameon=False, loc="upper right")
+    for ax in axes.ravel()[len(algorithms) :]:
+        ax.set_visible(False)
+    runs = "/".join(map(str, sorted(set(summary["runs"][here].tolist()))))
+    fig.suptitle(
+        f"{instance} = ({', '.join(f'{m:g}' for m in means)}): N_a/τ (mean ± std over {runs} "
+        "runs); black: ω*; hatched: censored runs",
+        fontsize=8,
+    )
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    return fig
+
+
+def _file_stem(name: str) -> str:
+    """``name`` with every character but letters, digits, ``.``, ``-`` and ``_`` as ``_``."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+
+
 def draw_all(summary: Table, out_dir: str, sweep_config: SweepConfig | None = None) -> list[str]:
     """Draw every figure of `figure_specs` (selected by the configuration's plot options) in
-    its formats; returns the written paths."""
+    its formats, and the allocation figures (`draw_allocations`, PNG) unless the options
+    select figures without ``"allocations"``; returns the written paths."""
     options = sweep_config.plot if sweep_config else PlotOptions()
     labels = Labels.of(summary, sweep_config)
     os.makedirs(out_dir, exist_ok=True)
@@ -355,6 +452,24 @@ def draw_all(summary: Table, out_dir: str, sweep_config: SweepConfig | None = No
             path = os.path.join(out_dir, f"{stem}.{ext}")
             fig.savefig(path, dpi=options.dpi)
             paths.append(path)
+    if not options.figures or "allocations" in options.figures:
+        paths += draw_allocation_figures(summary, out_dir, labels, options.dpi)
+    return paths
+
+
+def draw_allocation_figures(
+    summary: Table, out_dir: str, labels: Labels | None = None, dpi: int = 110
+) -> list[str]:
+    """``allocations_<instance>.png`` (`draw_allocations`) for every instance with proportions
+    (`allocation_instances`) in ``out_dir``; returns the written paths."""
+    if "proportions" not in summary:
+        return []
+    labels = labels or Labels.of(summary, None)
+    paths = []
+    for instance in allocation_instances(summary):
+        path = os.path.join(out_dir, f"allocations_{_file_stem(instance)}.png")
+        draw_allocations(summary, instance, labels).savefig(path, dpi=dpi)
+        paths.append(path)
     return paths
 
 
@@ -371,9 +486,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not os.path.exists(args.csv):
         print(f"plot: error: no such file {args.csv}", file=sys.stderr)
         return 2
-    summary = stats.summarize(results.read_csv(args.csv))
+    table, sweep_config = results.read_csv(args.csv), config.load_sidecar(args.csv)
+    targets = stats.allocation_targets(table, stats.algorithms_of(sweep_config))
+    summary = stats.summarize(table, targets)
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.csv)), "figures")
-    for path in draw_all(summary, out, config.load_sidecar(args.csv)):
+    for path in draw_all(summary, out, sweep_config):
         print(path)
     return 0
 

@@ -4,6 +4,14 @@ The CSV is the single source of truth for figures and reports; the JSON sidecar 
 records how it was produced (package versions, JAX backend and devices, git commit, the full
 configuration, wall time, throughput).
 
+A run's final counts N_a are one column, ``counts``: the K integers separated by spaces in arm
+order (``"412 256 256"``, `format_counts`; `parse_counts` and `counts_matrix` read them back),
+since the instances of one sweep may have different K. They sum to ``tau`` (a censored run's:
+when it was cut). ``reported_tau`` is the stopping time the algorithm reports where it reports
+one other than τ (`jaxbai.base.ReportsSamples`: the published AdaP-TT's Σ_a 2^⌊log₂ N_a⌋), else
+−1. A CSV written before these columns existed reads with ``counts`` empty and
+``reported_tau`` −1 (`OPTIONAL_COLUMNS`).
+
 Example:
     >>> table = {"algorithm": np.array(["ttucb"]), "tau": np.array([12])}
     >>> select(table, np.array([True]))["tau"].tolist()
@@ -24,14 +32,18 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "OPTIONAL_COLUMNS",
     "RUN_COLUMNS",
     "Table",
     "concat",
+    "counts_matrix",
+    "format_counts",
     "format_means",
     "git_commit",
     "jax_environment",
     "num_rows",
     "package_versions",
+    "parse_counts",
     "parse_means",
     "read_csv",
     "select",
@@ -59,8 +71,14 @@ RUN_COLUMNS: dict[str, type] = {
     "correct": bool,
     "censored": bool,
     "rounds": int,
+    "counts": str,
+    "reported_tau": int,
 }
 """Schema of the per-run CSV, in column order."""
+
+OPTIONAL_COLUMNS: dict[str, object] = {"counts": "", "reported_tau": -1}
+"""Columns of `RUN_COLUMNS` that `read_csv` fills with these values when a CSV lacks them (a
+CSV written before they existed)."""
 
 _PARSERS = {str: str, int: int, float: float, bool: lambda s: s == "True"}
 
@@ -73,6 +91,37 @@ def format_means(means: Sequence[float]) -> str:
 def parse_means(text: str) -> np.ndarray:
     """Inverse of `format_means`."""
     return np.array([float(x) for x in text.split()])
+
+
+def format_counts(counts: np.ndarray) -> np.ndarray:
+    """One ``counts`` cell per row of ``counts`` (``(n, K)`` integers): space-separated.
+
+    >>> format_counts(np.array([[3, 1], [2, 2]])).tolist()
+    ['3 1', '2 2']
+    """
+    counts = np.asarray(counts, np.int64)
+    return np.array([" ".join(map(str, row)) for row in counts.tolist()], dtype=object)
+
+
+def parse_counts(text: str) -> np.ndarray:
+    """Inverse of `format_counts` for one cell: int64 ``(K,)`` (empty for an empty cell)."""
+    return np.array([int(x) for x in text.split()], np.int64)
+
+
+def counts_matrix(column: np.ndarray) -> np.ndarray:
+    """The ``counts`` cells of runs with the same K as one int64 ``(n, K)`` array.
+
+    Raises:
+        ValueError: the cells have different K, or some are empty (a CSV without counts).
+
+    >>> counts_matrix(np.array(["3 1", "2 2"], dtype=object)).tolist()
+    [[3, 1], [2, 2]]
+    """
+    rows = [parse_counts(text) for text in column.tolist()]
+    widths = {len(r) for r in rows}
+    if len(widths) > 1 or 0 in widths:
+        raise ValueError(f"counts of {sorted(widths)} arms cannot form one matrix")
+    return np.array(rows, np.int64).reshape(len(rows), -1)
 
 
 def num_rows(table: Table) -> int:
@@ -122,9 +171,13 @@ def read_csv(path: str, schema: dict[str, type] | None = None) -> Table:
         reader = csv.reader(f)
         header = next(reader)
         rows = list(reader)
-    missing = [c for c in schema if c not in header]
+    missing = [c for c in schema if c not in header and c not in OPTIONAL_COLUMNS]
     if missing:
         raise ValueError(f"{path} lacks columns {missing}")
+    for name in schema:
+        if name not in header:  # an older CSV: the column's value for "not recorded"
+            header.append(name)
+            rows = [[*row, str(OPTIONAL_COLUMNS[name])] for row in rows]
     table: Table = {}
     for i, name in enumerate(header):
         kind = schema.get(name, str)

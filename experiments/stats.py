@@ -5,7 +5,14 @@ Conventions used throughout the reports:
 * error rate = wrong recommendations / runs that stopped (censored runs give no answer, they
   are counted separately), with a 95% **Wilson score** interval;
 * intervals on means and on ratios of means are normal (delta method on the log scale);
-* a cell with censored runs has a mean that is only a lower bound on the true mean.
+* a cell with censored runs has a mean that is only a lower bound on the true mean;
+* allocations: a run's empirical proportions are N_a/τ (its final counts over its samples; a
+  censored run's when it was cut, so its proportions are those of the budget's samples). The
+  summary's ``proportions`` are their mean over the cell's runs, ``proportions_std`` their
+  sample standard deviation, ``omega_star`` the allocation the algorithm targets
+  (`target_allocation`; empty where none is known), ``omega_deviation`` the mean over runs of
+  max_a |N_a/τ − ω*_a| and ``omega_deviation_of_mean`` max_a |mean(N_a/τ) − ω*_a| (NaN without
+  a target). Per-arm columns hold K numbers separated by spaces, in arm order.
 
 Example:
     >>> lo, hi = wilson_interval(0, 100)
@@ -16,21 +23,33 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from experiments.results import RUN_COLUMNS, Table
+from experiments.results import RUN_COLUMNS, Table, counts_matrix, parse_means
+
+if TYPE_CHECKING:
+    from experiments.config import SweepConfig
+    from jaxbai.base import Algorithm
 
 __all__ = [
+    "ALLOCATION_TARGETS",
     "CELL_KEYS",
     "SUMMARY_COLUMNS",
     "Z95",
     "Interval",
+    "algorithms_of",
+    "allocation_targets",
+    "format_floats",
     "loglog_slope",
+    "parse_floats",
     "ratio_interval",
     "summarize",
+    "summarize_allocations",
     "summarize_runs",
+    "target_allocation",
     "wilson_interval",
 ]
 
@@ -55,9 +74,40 @@ SUMMARY_COLUMNS: dict[str, type] = {k: RUN_COLUMNS[k] for k in CELL_KEYS} | {
     "rounds_mean": float,
     "rounds_std": float,
     "rounds_max": int,
+    "reported_mean": float,
+    "proportions": str,
+    "proportions_std": str,
+    "omega_star": str,
+    "omega_deviation": float,
+    "omega_deviation_of_mean": float,
 }
 """Schema of the per-cell summary table (error interval: 95% Wilson score). ``rounds_*``: the
-rounds of adaptivity C(τ) over the cell's runs (Appendix H); −1 for fully sequential algorithms."""
+rounds of adaptivity C(τ) over the cell's runs (Appendix H); −1 for fully sequential algorithms.
+``reported_mean``: mean of ``reported_tau`` (NaN where the algorithm reports none). The
+allocation columns are described in the module docstring."""
+
+Targets = Mapping[tuple[str, str, float], "np.ndarray | None"]
+"""ω* of each cell, keyed by (algorithm label, means as in the CSV, ε)."""
+
+ALLOCATION_TARGETS = {
+    "ttucb": "beta_optimal",
+    "ctb_tt": "beta_optimal",
+    "adap_tt": "beta_optimal",
+    "adap_tt_global": "beta_optimal",
+    "adap_tt_star": "beta_optimal_modified",
+    "adap_tt_star_global": "beta_optimal_modified",
+}
+"""The allocation ω* that each algorithm (by its `jaxbai.base.Algorithm.name`) targets:
+
+* ``"beta_optimal"``: the β-optimal allocation of T*_{KL,β}(ν) for Gaussian arms (Eq. 5, the
+  characteristic time of the bounds of TTUCB, CTB-TT and AdaP-TT; ω*_{a*} = β, and ω does not
+  depend on σ): ``jaxbai.theory.t_star(means, "kl_gaussian", beta=β)``;
+* ``"beta_optimal_modified"``: that of the modified instance ν_{G,ε}, T*_{KL,β}(ν_{G,ε})
+  (Eq. 15, AdaP-TT*'s bound, Theorem 24): ``jaxbai.theory.t_star_global_proxy(means, ε, β)``.
+
+An algorithm not listed (DP-SE, which eliminates; Gauss-LDP-TT and TTUCB-DPA, whose targets the
+paper does not state; the published code's variants; the threshold-aware challenger; an
+algorithm registered by a user) has no target: its ω* columns are empty."""
 
 
 def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
@@ -108,22 +158,145 @@ def summarize_runs(
     }
 
 
-def summarize(table: Table) -> Table:
-    """One row per cell (`CELL_KEYS`), columns `SUMMARY_COLUMNS`, in order of appearance."""
+def format_floats(values: np.ndarray | None) -> str:
+    """Per-arm numbers as one summary cell: space-separated shortest repr ("" for None)."""
+    return "" if values is None else " ".join(repr(float(v)) for v in values)
+
+
+def parse_floats(text: str) -> np.ndarray | None:
+    """Inverse of `format_floats` (None for an empty cell)."""
+    return np.array([float(x) for x in text.split()]) if text.strip() else None
+
+
+def summarize_allocations(
+    counts: np.ndarray | None, tau: np.ndarray, omega: np.ndarray | None = None
+) -> dict:
+    """The allocation columns of one cell from its runs' final counts ``(n, K)``.
+
+    ``counts`` None (a CSV without counts) leaves every column empty. A run with τ = 0 (never
+    run) has no proportions and is left out.
+
+    >>> s = summarize_allocations(np.array([[3, 1], [2, 2]]), np.array([4, 4]), np.array([.5, .5]))
+    >>> s["proportions"], s["omega_deviation"], s["omega_deviation_of_mean"]
+    ('0.625 0.375', 0.125, 0.125)
+    """
+    empty = {
+        "proportions": "",
+        "proportions_std": "",
+        "omega_star": format_floats(omega),
+        "omega_deviation": float("nan"),
+        "omega_deviation_of_mean": float("nan"),
+    }
+    tau = np.asarray(tau, np.float64)
+    ran = tau > 0
+    if counts is None or not ran.any():
+        return empty
+    share = np.asarray(counts, np.float64)[ran] / tau[ran, None]
+    mean = share.mean(axis=0)
+    std = share.std(axis=0, ddof=1) if len(share) > 1 else np.zeros_like(mean)
+    out = empty | {"proportions": format_floats(mean), "proportions_std": format_floats(std)}
+    if omega is not None:
+        omega = np.asarray(omega, np.float64)
+        out["omega_deviation"] = float(np.abs(share - omega).max(axis=1).mean())
+        out["omega_deviation_of_mean"] = float(np.abs(mean - omega).max())
+    return out
+
+
+def _cell_counts(table: Table, idx: np.ndarray) -> np.ndarray | None:
+    """The final counts of a cell's runs, or None where the table has none."""
+    if "counts" not in table or any(not str(c).strip() for c in table["counts"][idx]):
+        return None
+    return counts_matrix(table["counts"][idx])
+
+
+def summarize(table: Table, targets: Targets | None = None) -> Table:
+    """One row per cell (`CELL_KEYS`), columns `SUMMARY_COLUMNS`, in order of appearance.
+
+    ``targets``: ω* of the cells (`allocation_targets`); a cell without one (or no
+    ``targets``) has empty ω* columns. A table without ``counts`` or ``reported_tau``
+    columns (older CSVs, hand-made tables) gets empty allocation columns and NaN
+    ``reported_mean``.
+    """
+    targets = targets or {}
     groups: dict[tuple, list[int]] = {}
     for i, key in enumerate(zip(*(table[k].tolist() for k in CELL_KEYS), strict=True)):
         groups.setdefault(key, []).append(i)
     rows = []
     for key, rows_of_cell in groups.items():
         idx = np.asarray(rows_of_cell)
+        cell = dict(zip(CELL_KEYS, key, strict=True))
         stats = summarize_runs(
             table["tau"][idx], table["correct"][idx], table["censored"][idx], table["rounds"][idx]
         )
-        rows.append(dict(zip(CELL_KEYS, key, strict=True)) | stats)
+        reported = np.asarray(table["reported_tau"][idx] if "reported_tau" in table else -1.0)
+        stats["reported_mean"] = float(reported.mean()) if (reported >= 0).all() else math.nan
+        omega = targets.get((cell["algorithm"], cell["means"], float(cell["epsilon"])))
+        stats |= summarize_allocations(_cell_counts(table, idx), table["tau"][idx], omega)
+        rows.append(cell | stats)
     return {
         name: np.array([r[name] for r in rows], dtype=object if kind is str else kind)
         for name, kind in SUMMARY_COLUMNS.items()
     }
+
+
+def target_allocation(alg: Algorithm, means: np.ndarray, epsilon: np.ndarray) -> np.ndarray | None:
+    """ω* that ``alg`` targets (`ALLOCATION_TARGETS`) on an instance of ``means`` at each ε
+    (1-D), shape ``(len(epsilon), K)``; None for an algorithm without a known target.
+
+    β is the algorithm's own (``alg.beta``). The β-optimal allocation does not depend on ε;
+    that of the modified instance ν_{G,ε} does.
+
+    Example:
+        >>> import jaxbai
+        >>> w = target_allocation(jaxbai.ttucb(), np.array([0.6, 0.2]), np.array([np.inf]))
+        >>> w.round(6).tolist()  # two arms, β = 1/2: (β, 1 − β)
+        [[0.5, 0.5]]
+    """
+    kind = ALLOCATION_TARGETS.get(alg.name)
+    beta = getattr(alg, "beta", None)
+    if kind is None or beta is None:
+        return None
+    from jaxbai import theory
+
+    means = np.asarray(means, np.float64)
+    epsilon = np.atleast_1d(np.asarray(epsilon, np.float64))
+    if kind == "beta_optimal":
+        _, omega = theory.t_star(means, "kl_gaussian", beta=float(beta), sigma=0.5)
+        return np.broadcast_to(np.asarray(omega, np.float64), (len(epsilon), len(means)))
+    _, omega, _ = theory.t_star_global_proxy(
+        means, epsilon, beta=float(beta), sigma=0.5, return_info=True
+    )
+    return np.asarray(omega, np.float64).reshape(len(epsilon), len(means))
+
+
+def algorithms_of(sweep_config: SweepConfig | None) -> dict[str, Algorithm]:
+    """The algorithm of every label of a sweep's configuration, as the sweep runs it; without
+    a configuration, none (no cell then has a target)."""
+    if sweep_config is None:
+        return {}
+    return {spec.label: spec.build(sweep_config.threshold) for spec in sweep_config.algorithms}
+
+
+def allocation_targets(table: Table, algorithms: Mapping[str, Algorithm]) -> Targets:
+    """ω* of every cell of ``table`` whose algorithm label is in ``algorithms`` (label →
+    the algorithm that ran), by `target_allocation`: one theory call per (algorithm,
+    instance). Cells of algorithms without a target are absent."""
+    cells: dict[tuple[str, str], list[float]] = {}
+    for label, means, eps in zip(
+        table["algorithm"].tolist(), table["means"].tolist(), table["epsilon"].tolist(), strict=True
+    ):
+        if label in algorithms:
+            epsilons = cells.setdefault((label, means), [])
+            if float(eps) not in epsilons:
+                epsilons.append(float(eps))
+    targets: dict[tuple[str, str, float], np.ndarray | None] = {}
+    for (label, means), epsilons in cells.items():
+        omega = target_allocation(algorithms[label], parse_means(means), np.array(epsilons))
+        if omega is None:
+            continue
+        for eps, w in zip(epsilons, omega, strict=True):
+            targets[(label, means, eps)] = w
+    return targets
 
 
 class Interval(NamedTuple):

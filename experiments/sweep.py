@@ -7,13 +7,20 @@ is a file too (``--config my_grid.toml``, schema in `experiments.config`), or in
 (``--means 0.31 0.30 0.12``, ``--family gaussian --sigma 0.3``, ``--family beta``). Flags
 override the file's values. Output directory (``--out``, default ``results/<name>``):
 
-    runs.csv        one row per run (`experiments.results.RUN_COLUMNS`)
+    runs.csv        one row per run (`experiments.results.RUN_COLUMNS`), with its final
+                    counts N_a (``counts``: K integers separated by spaces, since instances
+                    of one sweep may have different K) and ``reported_tau`` (the stopping time
+                    a `jaxbai.base.ReportsSamples` algorithm reports, e.g. the published
+                    AdaP-TT's Σ_a 2^⌊log₂ N_a⌋; −1 for every other algorithm)
     summary.csv     one row per cell: mean, std, se, median, error rate + 95% Wilson interval,
-                    censored count, rounds of adaptivity (mean, std, max)
+                    censored count, rounds of adaptivity (mean, std, max), mean reported
+                    stopping time, mean empirical proportions N_a/τ (± std) against the
+                    allocation ω* the algorithm targets (`experiments.stats`)
     sweep.json      the resolved configuration (``--config results/<name>/sweep.json`` reruns
                     it exactly), versions, JAX backend and devices, git commit, wall time,
                     samples/s
-    figures/        PNG and PDF (`experiments.plot`)
+    figures/        PNG and PDF (`experiments.plot`); ``allocations_<instance>.png``:
+                    empirical proportions against ω*
     report.md       claims of Section 5 and rounds of adaptivity (`experiments.report`)
     checkpoints/    engine checkpoints per algorithm (``--resume`` continues from them)
 
@@ -71,6 +78,7 @@ __all__ = [
     "main",
     "make_algorithm",
     "prepare_out",
+    "reported_tau",
     "run_algorithm",
     "run_table",
     "sweep",
@@ -269,6 +277,17 @@ def make_algorithm(name: str, threshold: str) -> Algorithm:
     return AlgorithmSpec(name, name).build(threshold)
 
 
+def reported_tau(alg: Algorithm, counts: np.ndarray) -> np.ndarray:
+    """``reported_tau`` of runs with final ``counts`` ``(n, K)``: the algorithm's
+    `jaxbai.base.ReportsSamples.reported_samples` where it has one, else −1 (int64 ``(n,)``)."""
+    from jaxbai.base import ReportsSamples
+
+    counts = np.asarray(counts, np.int64)
+    if not isinstance(alg, ReportsSamples):
+        return np.full(len(counts), -1, np.int64)
+    return np.asarray(alg.reported_samples(counts), np.int64).reshape(len(counts))
+
+
 def _instance_rows(
     spec: AlgorithmSpec, sweep_config: SweepConfig, instance: InstanceSpec, res, rows: slice
 ) -> results.Table:
@@ -278,6 +297,7 @@ def _instance_rows(
     jobs = res.jobs
     n = len(jobs.run[rows])
     entry = jaxbai.ALGORITHMS.get_entry(spec.algorithm)
+    counts = np.asarray(res.counts[rows], np.int64)
     return {
         "algorithm": np.full(n, spec.label, dtype=object),
         "privacy": np.full(n, entry.privacy, dtype=object),
@@ -294,6 +314,8 @@ def _instance_rows(
         "correct": np.asarray(res.correct[rows], bool),
         "censored": np.asarray(res.censored[rows], bool),
         "rounds": np.asarray(res.rounds[rows], np.int64),
+        "counts": results.format_counts(counts),
+        "reported_tau": reported_tau(spec.build(sweep_config.threshold), counts),
     }
 
 
@@ -392,7 +414,8 @@ def write_outputs(
         "report": os.path.join(out, "report.md"),
     }
     results.write_csv(table, paths["runs"], results.RUN_COLUMNS)
-    summary = stats.summarize(table)
+    targets = stats.allocation_targets(table, stats.algorithms_of(sweep_config))
+    summary = stats.summarize(table, targets)
     results.write_csv(summary, paths["summary"], stats.SUMMARY_COLUMNS)
     paths["figures"] = plot.draw_all(summary, os.path.join(out, "figures"), sweep_config)
     text, _ = report.report_from_csv(paths["runs"], sweep_config)

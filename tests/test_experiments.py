@@ -44,6 +44,9 @@ def test_sweep_writes_csv_json_figures_report(tiny_sweep):
     assert sorted(set(table["run"].tolist())) == list(range(5))
     assert (table["tau"] > 0).all()
     assert (table["censored"] | (table["tau"] <= 20000)).all()
+    counts = results.counts_matrix(table["counts"])  # censored runs too: the budget's counts
+    assert counts.shape == (15, 5) and (counts.sum(axis=1) == table["tau"]).all()
+    assert (table["reported_tau"] == -1).all()  # neither reports another stopping time
 
     summary = results.read_csv(os.path.join(tiny_sweep, "summary.csv"), stats.SUMMARY_COLUMNS)
     assert list(summary) == list(stats.SUMMARY_COLUMNS)
@@ -66,6 +69,8 @@ def test_sweep_writes_csv_json_figures_report(tiny_sweep):
     for name in ("tau_vs_epsilon_global",):
         for ext in ("png", "pdf"):
             assert os.path.getsize(os.path.join(figures, f"{name}.{ext}")) > 1000
+    assert os.path.getsize(os.path.join(figures, "allocations_mu1.png")) > 1000
+    assert summary["omega_star"][0] and summary["proportions"][0]
     text = open(os.path.join(tiny_sweep, "report.md")).read()
     assert "| A1 |" in text and "| G5 |" in text
 
