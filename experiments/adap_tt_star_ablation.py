@@ -3,10 +3,11 @@
 AdaP-TT (Alg. 9) and AdaP-TT* (Alg. 10) share the estimator (DAF), the leader bonus, β and σ;
 they differ in the transportation cost W of the TC challenger and of the GLR stopping statistic
 (W^G, Eq. 3, against W^{G,ε}, Eq. 13) and in the stopping threshold (Eq. 12 against Eq. 14, or
-their heuristic forms). Each variant in `variants` swaps one of these from AdaP-TT* (and, for
-the three that differ, the reverse from AdaP-TT); docs/adap-tt-star-ablation.md says which and
-why. δ = 0.01, heuristic thresholds unless a variant says otherwise, rewards drawn per episode
-(the engine's default for these algorithms).
+their heuristic forms). Each variant in `variants` swaps one of these from AdaP-TT* (and the
+reverse from AdaP-TT), or changes a reading shared by both (theory thresholds, the Eq. 11 bonus
+as printed, σ = 1); docs/adap-tt-star-ablation.md says which and why. δ = 0.01, heuristic
+thresholds unless a variant says otherwise, rewards drawn per episode (the engine's default for
+these algorithms).
 
 table:       mean τ ± standard error, errors and censored runs of every variant on mu1, mu2 and
              mu6 at ε ∈ {0.01, 0.1, 0.4, 1, 10}; one grid per variant; the ratio of each mean τ
@@ -177,6 +178,14 @@ def variants() -> dict[str, Variant]:
         "adap_tt_eq11",
         EQ11_MAX_SAMPLES,
         bonus=components.bonus_private_eq11,
+    )
+    add("adap_tt_sigma1", "adap_tt", "σ = 1/2 → 1 (costs and threshold)", sigma=1.0)
+    add(
+        "star_sigma1",
+        "adap_tt_star",
+        "σ = 1/2 → 1 (costs and threshold)",
+        "adap_tt_sigma1",
+        sigma=1.0,
     )
     add(
         "tt_eq11_challenger_wge",
@@ -434,7 +443,7 @@ FIGURE_ROWS = (
         ),
     ),
     (
-        "theory thresholds, Eq. 11 bonus",
+        "theory thresholds, Eq. 11 bonus, σ = 1",
         (
             "adap_tt",
             "adap_tt_star",
@@ -444,6 +453,8 @@ FIGURE_ROWS = (
             "star_eq11",
             "tt_eq11_challenger_wge",
             "star_eq11_challenger_wg",
+            "adap_tt_sigma1",
+            "star_sigma1",
         ),
     ),
 )
