@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from experiments import config, overlay, results, rounds
+from experiments import config, overlay, results, rounds, stats
 from experiments.claims import (
     FAILS,
     HOLDS,
@@ -42,6 +42,7 @@ __all__ = [
     "Cell",
     "Claim",
     "Context",
+    "allocation_table",
     "claims_table",
     "combine",
     "context_from_runs",
@@ -121,9 +122,47 @@ def rounds_table(ctx: Context) -> list[str]:
     return lines
 
 
-def render(claims: Sequence[Claim], ctx: Context, source: str) -> str:
+def _shares(text: str) -> str:
+    values = stats.parse_floats(text)
+    return "—" if values is None else " ".join(f"{v:.3f}" for v in values)
+
+
+def allocation_table(summary: results.Table) -> list[str]:
+    """Markdown rows: every cell's mean empirical proportions N_a/τ against the allocation ω*
+    its algorithm targets (`experiments.stats.target_allocation`; — where none is known)."""
+    has = [i for i, p in enumerate(summary["proportions"].tolist()) if str(p).strip()]
+    if not has:
+        return ["The runs hold no final counts (a runs.csv written before they were recorded)."]
+    lines = [
+        "Mean N_a/τ over the cell's runs (censored runs included, at the budget's counts) in "
+        "arm order; ω*: the β-optimal allocation of T*_{KL,β} for TTUCB, CTB-TT and AdaP-TT, "
+        "that of the modified instance ν_{G,ε} for AdaP-TT*; dev: the mean over runs of "
+        "max_a |N_a/τ − ω*_a|; dev of mean: max_a |mean N_a/τ − ω*_a|.",
+        "",
+        "| algorithm | instance | ε | δ | censored | mean N_a/τ | ω* | dev | dev of mean |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for i in has:
+        dev, dev_mean = summary["omega_deviation"][i], summary["omega_deviation_of_mean"][i]
+        lines.append(
+            f"| {_md_escape(summary['algorithm'][i])} | {summary['instance'][i]} "
+            f"| {summary['epsilon'][i]:g} | {summary['delta'][i]:g} | {summary['censored'][i]} "
+            f"| {_shares(summary['proportions'][i])} | {_shares(summary['omega_star'][i])} "
+            f"| {_number(dev) if math.isfinite(dev) else '—'} "
+            f"| {_number(dev_mean) if math.isfinite(dev_mean) else '—'} |"
+        )
+    return lines
+
+
+def render(
+    claims: Sequence[Claim],
+    ctx: Context,
+    source: str,
+    allocations: results.Table | None = None,
+) -> str:
     """The full Markdown report: conventions, claims table, theory per instance family, regime
-    switches, rounds of adaptivity, per-cell details."""
+    switches, rounds of adaptivity, allocations (``allocations``: a summary with ω*, else the
+    context's), per-cell details."""
     s = ctx.summary
     runs = sorted(set(s["runs"].tolist()))
     total_censored = int(s["censored"].sum())
@@ -155,6 +194,8 @@ def render(claims: Sequence[Claim], ctx: Context, source: str) -> str:
         local, glob = ctx.switch[(inst, "local")], ctx.switch[(inst, "global")]
         header.append(f"| {inst} | {_number(local)} | {_number(glob)} |")
     header += ["", "## Rounds of adaptivity (Appendix H)", "", *rounds_table(ctx)]
+    allocated = allocation_table(s if allocations is None else allocations)
+    header += ["", "## Allocations: empirical proportions against ω*", "", *allocated]
     header += ["", "## Per-cell evidence", ""]
     for c in claims:
         header.append(f"### {c.key}: {c.statement} — {c.verdict}")
@@ -174,9 +215,12 @@ def report_from_csv(
     instance is taken as Bernoulli and every algorithm as its registry entry (and said so).
     """
     sweep_config = sweep_config or config.load_sidecar(path)
-    ctx = context_from_runs(results.read_csv(path), sweep_config)
+    table = results.read_csv(path)
+    ctx = context_from_runs(table, sweep_config)
     claims = evaluate(ctx)
-    text = render(claims, ctx, os.path.basename(path))
+    targets = stats.allocation_targets(table, stats.algorithms_of(sweep_config))
+    allocations = stats.summarize(table, targets)
+    text = render(claims, ctx, os.path.basename(path), allocations)
     if sweep_config is None:
         text += (
             "\nNo sweep.json with a configuration next to the CSV: every instance was taken as "

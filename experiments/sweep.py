@@ -21,7 +21,8 @@ override the file's values. Output directory (``--out``, default ``results/<name
                     samples/s
     figures/        PNG and PDF (`experiments.plot`); ``allocations_<instance>.png``:
                     empirical proportions against ω*
-    report.md       claims of Section 5 and rounds of adaptivity (`experiments.report`)
+    report.md       claims of Section 5, rounds of adaptivity, allocations against ω*
+                    (`experiments.report`)
     checkpoints/    engine checkpoints per algorithm (``--resume`` continues from them)
 
 Instances of different families or K run as separate engine grids whose rows are merged in

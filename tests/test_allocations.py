@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import jaxbai
-from experiments import plot, results, stats, sweep
+from experiments import plot, report, results, stats, sweep
 from jaxbai import engine
 from jaxbai.engine import _distributed
 
@@ -246,3 +246,12 @@ def test_allocation_figure_per_instance(tmp_path):
         "allocations_i2.png",
         "allocations_i3.png",
     }
+
+
+def test_report_lists_proportions_against_the_target():
+    s = stats.summarize(_tiny(), {("a", "0.6 0.2", 1.0): np.array([0.5, 0.5])})
+    rows = [line for line in report.allocation_table(s) if line.startswith("| a ")]
+    assert rows[0] == "| a | i2 | 1 | 0.1 | 1 | 0.450 0.550 | 0.500 0.500 | 0.117 | 0.05 |"
+    assert rows[1].endswith("| 0.250 0.750 | — | — | — |")
+    older = stats.summarize({k: v for k, v in _tiny().items() if k != "counts"})
+    assert "no final counts" in report.allocation_table(older)[0]

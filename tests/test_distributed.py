@@ -2,7 +2,7 @@
 
 The processes are local (``localhost``), one CPU device each; the end-to-end test goes through
 the sweep CLI, whose ``runs.csv`` holds every per-job result (τ, recommendation, censoring,
-rounds), so equal files mean bitwise-equal grids.
+rounds, final counts), so equal files mean bitwise-equal grids.
 """
 
 from __future__ import annotations

@@ -73,6 +73,7 @@ def test_sweep_writes_csv_json_figures_report(tiny_sweep):
     assert summary["omega_star"][0] and summary["proportions"][0]
     text = open(os.path.join(tiny_sweep, "report.md")).read()
     assert "| A1 |" in text and "| G5 |" in text
+    assert "## Allocations: empirical proportions against ω*" in text
 
 
 def test_plot_and_report_redraw_from_csv(tiny_sweep, tmp_path, capsys):
