@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import jaxbai
-from jaxbai import engine
+from experiments.cells import cell_rows
 from jaxbai.toptwo import components
 from jaxbai.toptwo.driver import EpisodicTopTwo
 
@@ -49,8 +49,6 @@ __all__ = [
     "EPSILONS",
     "INSTANCES",
     "Variant",
-    "challenger_gaussian_cost",
-    "challenger_private_cost",
     "main",
     "markdown_diagnostics",
     "markdown_table",
@@ -65,18 +63,6 @@ DELTA = 0.01
 MAX_SAMPLES = 10**8
 EQ11_MAX_SAMPLES = 10**7
 """Budget of the Eq. (11) bonus pair: its starved runs never stop (`jaxbai.adap_tt`)."""
-
-
-def challenger_gaussian_cost(alg: Any, state: Any, leader: Any, params: Any) -> Any:
-    """TC challenger argmin_{b ≠ B} W^G_{B,b}(μ̃, N) (Eq. 3), whatever the stopping cost."""
-    alg = dataclasses.replace(alg, cost=components.cost_gaussian)
-    return components.transportation_cost_challenger(alg, state, leader, params)
-
-
-def challenger_private_cost(alg: Any, state: Any, leader: Any, params: Any) -> Any:
-    """TC challenger argmin_{b ≠ B} W^{G,ε}_{B,b}(μ̃, N) (Eq. 13), whatever the stopping cost."""
-    alg = dataclasses.replace(alg, cost=components.cost_private)
-    return components.transportation_cost_challenger(alg, state, leader, params)
 
 
 class Variant(NamedTuple):
@@ -116,14 +102,14 @@ def variants() -> dict[str, Variant]:
         "star_challenger_wg",
         "adap_tt_star",
         "challenger cost W^{G,ε} → W^G",
-        challenger=challenger_gaussian_cost,
+        challenger=components.tc_challenger_gaussian_cost,
     )
     add(
         "star_stopping_wg",
         "adap_tt_star",
         "stopping cost W^{G,ε} → W^G (challenger keeps W^{G,ε})",
         cost=components.cost_gaussian,
-        challenger=challenger_private_cost,
+        challenger=components.tc_challenger_private_cost,
     )
     add(
         "star_threshold_eq12",
@@ -135,14 +121,14 @@ def variants() -> dict[str, Variant]:
         "tt_challenger_wge",
         "adap_tt",
         "challenger cost W^G → W^{G,ε}",
-        challenger=challenger_private_cost,
+        challenger=components.tc_challenger_private_cost,
     )
     add(
         "tt_stopping_wge",
         "adap_tt",
         "stopping cost W^G → W^{G,ε} (challenger keeps W^G)",
         cost=components.cost_private,
-        challenger=challenger_gaussian_cost,
+        challenger=components.tc_challenger_gaussian_cost,
     )
     add(
         "tt_threshold_eq14",
@@ -193,7 +179,7 @@ def variants() -> dict[str, Variant]:
         "challenger cost W^G → W^{G,ε}, with the Eq. 11 bonus",
         "adap_tt_eq11",
         EQ11_MAX_SAMPLES,
-        challenger=challenger_private_cost,
+        challenger=components.tc_challenger_private_cost,
     )
     add(
         "star_eq11_challenger_wg",
@@ -201,7 +187,7 @@ def variants() -> dict[str, Variant]:
         "challenger cost W^{G,ε} → W^G, with the Eq. 11 bonus",
         "adap_tt_eq11",
         EQ11_MAX_SAMPLES,
-        challenger=challenger_gaussian_cost,
+        challenger=components.tc_challenger_gaussian_cost,
     )
     return out
 
@@ -214,38 +200,18 @@ def _grid(
     variant: Variant, instances: Sequence[str], epsilons: Sequence[float], runs: int, seed: int
 ) -> list[dict[str, Any]]:
     """Per-cell statistics of one variant on instances × ε (one compiled grid)."""
-    jobs = engine.grid_jobs(_instances(instances), np.asarray(epsilons, np.float64), DELTA, runs)
-    start = time.perf_counter()
-    res = engine.run_grid(variant.algorithm, jobs, seed=seed, max_samples=variant.max_samples)
-    wall = time.perf_counter() - start
-    shape = (len(instances), len(epsilons), runs)
-    tau = res.tau.reshape(shape).astype(np.float64)
-    errors = (~res.correct).reshape(shape)
-    censored = res.censored.reshape(shape)
-    rows = []
-    for i, inst in enumerate(instances):
-        for j, eps in enumerate(epsilons):
-            t = tau[i, j]
-            rows.append(
-                {
-                    "variant": variant.algorithm.name,
-                    "base": variant.base,
-                    "swap": variant.swap,
-                    "reference": variant.reference,
-                    "instance": inst,
-                    "epsilon": float(eps),
-                    "delta": DELTA,
-                    "runs": runs,
-                    "max_samples": variant.max_samples,
-                    "mean_tau": float(t.mean()),
-                    "se_tau": float(t.std(ddof=1) / math.sqrt(runs)),
-                    "errors": int(errors[i, j].sum() - censored[i, j].sum()),
-                    "censored": int(censored[i, j].sum()),
-                    "wall_s": wall,
-                }
-            )
-    print(f"  {variant.algorithm.name}: {wall:.0f} s", file=sys.stderr)
-    return rows
+    labels = {"variant": variant.algorithm.name, "base": variant.base, "swap": variant.swap}
+    return cell_rows(
+        variant.algorithm,
+        instances,
+        epsilons,
+        DELTA,
+        runs,
+        seed,
+        variant.max_samples,
+        **labels,
+        reference=variant.reference,
+    )
 
 
 def with_ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
-import time
 from typing import Any
 
 import numpy as np
 import scipy.stats
+
+from experiments.cells import cell_rows
 
 __all__ = ["ALGORITHMS", "EPSILONS", "clopper_pearson", "correctness", "main", "small_delta"]
 
@@ -51,38 +51,11 @@ def clopper_pearson(errors: int, runs: int, level: float = 0.95) -> tuple[float,
 def _grid(name: str, instances, epsilons, delta: float, runs: int, seed: int, **options):
     """Per-cell statistics of one algorithm on instances × ε (one compiled grid)."""
     import jaxbai
-    from jaxbai import engine
 
     alg = jaxbai.ALGORITHMS[name](**options)
-    insts = [jaxbai.bernoulli(jaxbai.PAPER_INSTANCES[i]) for i in instances]
-    jobs = engine.grid_jobs(insts, np.asarray(epsilons, np.float64), delta, runs)
-    start = time.perf_counter()
-    res = engine.run_grid(alg, jobs, seed=seed, max_samples=MAX_SAMPLES)
-    wall = time.perf_counter() - start
-    shape = (len(instances), len(epsilons), runs)
-    tau = res.tau.reshape(shape).astype(np.float64)
-    errors = (~res.correct).reshape(shape)
-    censored = res.censored.reshape(shape)
-    rows = []
-    for i, inst in enumerate(instances):
-        for j, eps in enumerate(epsilons):
-            t = tau[i, j]
-            rows.append(
-                {
-                    "algorithm": name,
-                    **options,
-                    "instance": inst,
-                    "epsilon": float(eps),
-                    "delta": delta,
-                    "runs": runs,
-                    "mean_tau": float(t.mean()),
-                    "se_tau": float(t.std(ddof=1) / math.sqrt(runs)),
-                    "errors": int(errors[i, j].sum() - censored[i, j].sum()),
-                    "censored": int(censored[i, j].sum()),
-                }
-            )
-    print(f"  {name} {options or ''}: {wall:.0f} s", file=sys.stderr)
-    return rows
+    return cell_rows(
+        alg, instances, epsilons, delta, runs, seed, MAX_SAMPLES, algorithm=name, **options
+    )
 
 
 def table(runs: int, seed: int, delta: float = 0.01) -> list[dict[str, Any]]:

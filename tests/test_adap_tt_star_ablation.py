@@ -50,8 +50,8 @@ def test_each_variant_differs_from_its_base_in_exactly_the_declared_fields(name)
 def _effective_costs(alg: object) -> tuple[object, object]:
     """(cost the challenger uses, cost the stopping statistic uses)."""
     by_challenger = {
-        ablation.challenger_gaussian_cost: components.cost_gaussian,
-        ablation.challenger_private_cost: components.cost_private,
+        components.tc_challenger_gaussian_cost: components.cost_gaussian,
+        components.tc_challenger_private_cost: components.cost_private,
         components.transportation_cost_challenger: alg.cost,
     }
     return by_challenger[alg.challenger], alg.cost
@@ -88,8 +88,8 @@ def test_custom_challengers_are_the_tc_challenger_of_the_swapped_cost_algorithm(
     leader = jnp.int32(0)
     expected = {}
     for own, cost in (
-        (ablation.challenger_gaussian_cost, components.cost_gaussian),
-        (ablation.challenger_private_cost, components.cost_private),
+        (components.tc_challenger_gaussian_cost, components.cost_gaussian),
+        (components.tc_challenger_private_cost, components.cost_private),
     ):
         swapped = dataclasses.replace(alg, cost=cost)
         tc = int(components.transportation_cost_challenger(swapped, state, leader, params))

@@ -8,6 +8,7 @@ algorithm with `dataclasses.replace`. The components of the paper's published co
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Protocol
 
 import jax
@@ -40,6 +41,8 @@ __all__ = [
     "glr_pairs_passed",
     "glr_stopping",
     "leader_side",
+    "tc_challenger_gaussian_cost",
+    "tc_challenger_private_cost",
     "threshold_aware_challenger",
     "threshold_gaussian_heuristic",
     "threshold_gaussian_theory",
@@ -247,6 +250,24 @@ def transportation_cost_challenger(
     w = alg.cost(mu_b, state.means, n_b, state.counts, params)
     w = jnp.where(is_leader, jnp.inf, w)
     return alg.argmax(-w, state)
+
+
+def tc_challenger_gaussian_cost(
+    alg: Any, state: TopTwoState, leader: jax.Array, params: TopTwoParams
+) -> jax.Array:
+    """TC challenger argmin_{b ≠ B} W^G_{B,b}(μ̃, N) (Eq. 3), whatever the algorithm's own cost
+    (which then enters its stopping statistic only)."""
+    signed = dataclasses.replace(alg, cost=cost_gaussian)
+    return transportation_cost_challenger(signed, state, leader, params)
+
+
+def tc_challenger_private_cost(
+    alg: Any, state: TopTwoState, leader: jax.Array, params: TopTwoParams
+) -> jax.Array:
+    """TC challenger argmin_{b ≠ B} W^{G,ε}_{B,b}(μ̃, N) (Eq. 13), whatever the algorithm's own
+    cost (which then enters its stopping statistic only)."""
+    private = dataclasses.replace(alg, cost=cost_private)
+    return transportation_cost_challenger(private, state, leader, params)
 
 
 def threshold_aware_challenger(
