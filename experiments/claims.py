@@ -15,6 +15,11 @@ Nothing here tunes an algorithm: the verdict is what the data say. Algorithms ap
 statements under their display names in the registry (`jaxbai.ALGORITHMS`). Rendering the
 claims as a Markdown report is `experiments.report`.
 
+Where a sweep holds the published code's variants (`jaxbai.registry.PUBLISHED_VARIANTS`), the
+claims of Section 5 are evaluated a second time with each paper algorithm replaced by its
+published-code variant (keys suffixed ``p``, e.g. ``G6p``); a claim about an algorithm the
+published code does not have (CTB-TT, AdaP-TT*) is left out there.
+
 Example:
     >>> combine(["holds", "inconclusive"])
     'inconclusive'
@@ -27,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -70,6 +75,7 @@ __all__ = [
     "mean_interval",
     "monotone_cells",
     "panels",
+    "published_claims",
     "ratio_cells",
     "rounds_cells",
     "rounds_claims",
@@ -153,6 +159,12 @@ class Context(NamedTuple):
     lower_bound: np.ndarray
     episodes: dict[str, str | None] = {}  # noqa: RUF012 - a NamedTuple default, never mutated
     families: dict[str, str] = {}  # noqa: RUF012
+    roles: Mapping[str, str] = {}
+    """The algorithm that plays each paper algorithm's part in the claims (default: itself)."""
+
+
+def _role(ctx: Context, algorithm: str) -> str:
+    return ctx.roles.get(algorithm, algorithm)
 
 
 def rows(ctx: Context, algorithm: str, instance: str | None = None, delta=None) -> np.ndarray:
@@ -284,9 +296,12 @@ def claim_from_cells(key: str, statement: str, cells: Sequence[Cell], what: str)
 
 
 # ----------------------------------------------------------------------------- the claims
-def _names(*algorithms: str) -> tuple[str, ...]:
-    """Display names of ``algorithms`` in the registry."""
-    return tuple(registry()[a].display_name for a in algorithms)
+def _names(ctx: Context, *algorithms: str) -> tuple[str, ...]:
+    """Display names in the registry of the algorithms playing ``algorithms``' parts."""
+    entries = registry()
+    return tuple(
+        entries[r].display_name if r in entries else r for r in (_role(ctx, a) for a in algorithms)
+    )
 
 
 def _regimes(ctx: Context, privacy: str):
@@ -305,18 +320,19 @@ def _regimes(ctx: Context, privacy: str):
 def local_claims(ctx: Context) -> list[Claim]:
     """Section 5.1 (Figures 1 and 3)."""
     low, _, deep = _regimes(ctx, "local")
-    ctb, ref = _names("ctb_tt", "ttucb")
+    ctb, ref = _names(ctx, "ctb_tt", "ttucb")
+    ctb_tt, ttucb = _role(ctx, "ctb_tt"), _role(ctx, "ttucb")
     return [
         claim_from_cells(
             "L1",
             f"Local, low privacy (ε ≥ 10 ε_s): {ctb} ≈ {ref} (ratio within ±10%)",
-            ratio_cells(ctx, "ctb_tt", "ttucb", low, approx_one),
+            ratio_cells(ctx, ctb_tt, ttucb, low, approx_one),
             "τ ratio",
         ),
         claim_from_cells(
             "L2",
             f"Local, high privacy (ε ≤ ε_s/2): {ctb} τ ∝ ε⁻² (log-log slope −2 ± 0.25)",
-            slope_cells(ctx, "ctb_tt", deep, -2.0),
+            slope_cells(ctx, ctb_tt, deep, -2.0),
             "slope",
         ),
     ]
@@ -325,22 +341,29 @@ def local_claims(ctx: Context) -> list[Claim]:
 def global_claims(ctx: Context) -> list[Claim]:
     """Section 5.2 (Figures 2, 4 and 5)."""
     low, high, deep = _regimes(ctx, "global")
-    ada, star, ref, dpse = _names("adap_tt", "adap_tt_star", "ttucb", "dp_se")
+    ada, star, ref, dpse = _names(ctx, "adap_tt", "adap_tt_star", "ttucb", "dp_se")
+    adap_tt, adap_tt_star = _role(ctx, "adap_tt"), _role(ctx, "adap_tt_star")
+    ttucb, dp_se = _role(ctx, "ttucb"), _role(ctx, "dp_se")
+    private = [_role(ctx, a) for a in GLOBAL_PRIVATE]
+    entries = registry()
+    both_names = " and ".join(
+        entries[a].display_name if a in entries else a for a in private if a in entries
+    )
 
     def both(make: Callable[[str], list[Cell]]) -> list[Cell]:
-        return [c._replace(instance=f"{a}/{c.instance}") for a in GLOBAL_PRIVATE for c in make(a)]
+        return [c._replace(instance=f"{a}/{c.instance}") for a in private for c in make(a)]
 
     return [
         claim_from_cells(
             "G1",
-            f"Global, low privacy (ε ≥ 10 ε_s): {ada} and {star} ≤ 4 × {ref}",
-            both(lambda a: ratio_cells(ctx, a, "ttucb", low, lambda r: at_most(r, 4.0))),
+            f"Global, low privacy (ε ≥ 10 ε_s): {both_names} ≤ 4 × {ref}",
+            both(lambda a: ratio_cells(ctx, a, ttucb, low, lambda r: at_most(r, 4.0))),
             f"τ / τ_{ref}",
         ),
         claim_from_cells(
             "G2",
             f"Global, low privacy (ε ≥ 10 ε_s): {star} ≈ {ada} (ratio within ±10%)",
-            ratio_cells(ctx, "adap_tt_star", "adap_tt", low, approx_one),
+            ratio_cells(ctx, adap_tt_star, adap_tt, low, approx_one),
             "τ* / τ",
         ),
         claim_from_cells(
@@ -358,17 +381,32 @@ def global_claims(ctx: Context) -> list[Claim]:
         claim_from_cells(
             "G5",
             f"Global, high privacy (ε < ε_s): {star} ≤ {ada}",
-            ratio_cells(ctx, "adap_tt_star", "adap_tt", high, lambda r: at_most(r, 1.0)),
+            ratio_cells(ctx, adap_tt_star, adap_tt, high, lambda r: at_most(r, 1.0)),
             "τ* / τ",
         ),
         claim_from_cells(
             "G6",
-            f"Global, every ε: {ada} and {star} ≤ {dpse}",
+            f"Global, every ε: {both_names} ≤ {dpse}",
             both(
-                lambda a: ratio_cells(ctx, a, "dp_se", lambda i, e: True, lambda r: at_most(r, 1.0))
+                lambda a: ratio_cells(ctx, a, dp_se, lambda i, e: True, lambda r: at_most(r, 1.0))
             ),
             f"τ / τ_{dpse}",
         ),
+    ]
+
+
+def published_claims(ctx: Context) -> list[Claim]:
+    """The claims of Section 5 with each paper algorithm replaced by its published-code variant
+    (`jaxbai.registry.PUBLISHED_VARIANTS`; keys suffixed ``p``); only those with cells, so
+    none if the sweep holds no published variant."""
+    from jaxbai.registry import PUBLISHED_VARIANTS
+
+    roles = {a: "" for a in ("ctb_tt", "adap_tt_star")} | dict(PUBLISHED_VARIANTS)
+    mapped = ctx._replace(roles=roles)
+    return [
+        c._replace(key=f"{c.key}p", statement=f"[published code] {c.statement}")
+        for c in local_claims(mapped) + global_claims(mapped)
+        if c.details
     ]
 
 
@@ -487,7 +525,8 @@ def rounds_claims(ctx: Context) -> list[Claim]:
 
 def evaluate(ctx: Context) -> list[Claim]:
     """All claims, in report order."""
-    return local_claims(ctx) + global_claims(ctx) + common_claims(ctx) + rounds_claims(ctx)
+    paper = local_claims(ctx) + global_claims(ctx)
+    return paper + published_claims(ctx) + common_claims(ctx) + rounds_claims(ctx)
 
 
 def context_from_runs(table: Table, config: SweepConfig | None = None) -> Context:

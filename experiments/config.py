@@ -113,8 +113,10 @@ FIGURE_KINDS = (
     "rounds_local",
     "rounds_global",
     "rounds_nonprivate",
+    "allocations",
 )
-"""Figures `experiments.plot` can draw (``[plot] figures`` selects among them)."""
+"""Figures `experiments.plot` can draw (``[plot] figures`` selects among them; ``allocations``
+is one PNG per instance of the empirical proportions against ω*)."""
 
 _FORMATS = ("png", "pdf", "svg")
 _PLOT_KEYS = ("figures", "formats", "dpi")

@@ -66,6 +66,7 @@ __all__ = [
     "draw_theory",
     "figure_specs",
     "main",
+    "style",
 ]
 
 STYLE = {
@@ -80,7 +81,19 @@ STYLE = {
     "adap_tt_global": ("tab:brown", "o"),
     "adap_tt_star_global": ("tab:olive", "D"),
 }
-"""(colour, marker) of each algorithm's curve; others are grey circles."""
+"""(colour, marker) of each algorithm's curve; others are grey circles. A published-code variant
+(`jaxbai.registry.PUBLISHED_VARIANTS`) takes its paper algorithm's, dashed (`style`)."""
+
+
+def style(algorithm: str) -> tuple[str, str, str]:
+    """(colour, marker, line style) of an algorithm's curve."""
+    from jaxbai.registry import PUBLISHED_VARIANTS
+
+    paper = {v: k for k, v in PUBLISHED_VARIANTS.items()}
+    if algorithm in paper:
+        return (*STYLE[paper[algorithm]], "--")
+    return (*STYLE.get(algorithm, ("gray", "o")), "-")
+
 
 _BOUND_STYLE = {"per_arm": "--", "global": ":"}
 
@@ -210,7 +223,7 @@ def draw_algorithm(
 ) -> None:
     """One algorithm's curve on one panel: τ (or C if ``rounds_of``) against ε at ``delta``, or
     against δ if ``delta`` is None; a non-private algorithm in an ε figure is a horizontal band."""
-    color, marker = STYLE.get(algorithm, ("gray", "o"))
+    color, marker, ls = style(algorithm)
     label = labels.names.get(algorithm, algorithm) if labels else display_name(algorithm)
     idx = _cells(summary, algorithm, instance, delta)
     if not len(idx):
@@ -222,7 +235,7 @@ def draw_algorithm(
     entries = registry()
     privacy = entries[algorithm].privacy if algorithm in entries else summary["privacy"][idx[0]]
     if privacy == "none" and delta is not None:
-        ax.axhline(mean[0], color=color, lw=1.2, label=f"{label} (non-private)")
+        ax.axhline(mean[0], color=color, ls=ls, lw=1.2, label=f"{label} (non-private)")
         ax.axhspan(mean[0] - std[0], mean[0] + std[0], color=color, alpha=0.08)
         return
     done = cens == 0
@@ -234,6 +247,7 @@ def draw_algorithm(
         marker=marker,
         ms=4,
         lw=1.2,
+        ls=ls,
         capsize=2,
         label=label,
     )

@@ -34,7 +34,14 @@ from typing import Any
 from jaxbai import dpse, thresholds, toptwo
 from jaxbai.base import Algorithm, Episodic
 
-__all__ = ["ALGORITHMS", "AlgorithmEntry", "Registry", "register", "unregister"]
+__all__ = [
+    "ALGORITHMS",
+    "PUBLISHED_VARIANTS",
+    "AlgorithmEntry",
+    "Registry",
+    "register",
+    "unregister",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,6 +195,16 @@ ALGORITHMS = Registry()
 """Every algorithm jaxbai knows, by name (the paper's six, their one-global-episode forms,
 TTUCB-DPA, the threshold-aware AdaP-TT* variant, the published code's TTUCB, AdaP-TT and DP-SE,
 plus any a user registers)."""
+
+
+PUBLISHED_VARIANTS = {
+    "ttucb": "ttucb_published",
+    "adap_tt": "adap_tt_published",
+    "dp_se": "dp_se_published",
+}
+"""Each paper algorithm that the code published with the paper implements → the registered
+variant that runs it as that code does (docs/published-code.md). The published code has no
+CTB-TT, Gaussian-mechanism TTUCB or AdaP-TT*."""
 
 
 def register(

@@ -175,7 +175,11 @@ def c_tilde_private_threshold(
 
 
 def heuristic_gaussian_threshold(total: ArrayLike, delta: ArrayLike) -> jax.Array:
-    """c = log((1 + log n)/δ), n the number of samples so far (TTUCB, CTB-TT, Gaussian TT)."""
+    """c = log((1 + log n)/δ), n the number of samples so far (TTUCB, CTB-TT, Gaussian TT).
+
+    The published code's TTUCB threshold; there it is compared with a statistic computed with
+    σ = 1, 4× smaller than W^G with the paper's σ = 1/2 (docs/published-code.md).
+    """
     return jnp.log((1 + jnp.log(jnp.asarray(total, jnp.float32))) / jnp.asarray(delta))
 
 
@@ -185,8 +189,12 @@ def heuristic_private_threshold(
     """AdaP-TT heuristic: log(1/δ) + log(1 + log Ñ_a) + log(1 + log Ñ_b)
     + (1/Ñ_a + 1/Ñ_b) log(1/δ)²/(ε²σ²).
 
-    The empirical threshold of the paper's public code (Remark 53) with σ written explicitly;
-    Lemma 21's own δ → 0 form is 2 log(1/δ) + (1/Ñ_a + 1/Ñ_b) log(1/δ)²/(ε²σ²).
+    The form of the empirical threshold in the code published with the paper (Remark 53), with
+    σ written explicitly: at σ = 1 it is that code's threshold. jaxbai's AdaP-TT takes the
+    paper's σ = 1/2 (after Eq. 4; Alg. 9), which makes the privacy term 4× the published one
+    while the stopping statistic W^G (Eq. 3) is 4× the published one too
+    (docs/published-code.md). Lemma 21's own δ → 0 form is
+    2 log(1/δ) + (1/Ñ_a + 1/Ñ_b) log(1/δ)²/(ε²σ²).
     """
     w_a, w_b = jnp.asarray(w_a, jnp.float32), jnp.asarray(w_b, jnp.float32)
     log_inv = jnp.log(1 / jnp.asarray(delta))

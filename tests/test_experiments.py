@@ -285,3 +285,20 @@ def test_censored_cells_are_never_evidence_in_comparisons():
     assert claims["G5"].verdict == "inconclusive"
     assert claims["L1"].verdict == "inconclusive"  # no cells
     assert "no cells" in claims["L1"].evidence
+
+
+def test_claims_are_evaluated_again_on_the_published_variants():
+    """Where a sweep holds the published code's variants, G-claims run again with them in the
+    paper algorithms' parts (keys ``…p``); claims about CTB-TT or AdaP-TT* are left out there."""
+    cells = [("ttucb", "i", np.inf, 1000.0), ("ttucb_published", "i", np.inf, 5000.0)]
+    for e in (1.0, 10.0):
+        cells += [("adap_tt", "i", e, 3000.0), ("dp_se", "i", e, 1e4)]
+        cells += [("adap_tt_published", "i", e, 1.5e4), ("dp_se_published", "i", e, 1e4)]
+    claims = {c.key: c for c in report.evaluate(_context(cells))}
+    assert claims["G6"].verdict == "holds" and claims["G6p"].verdict == "fails"
+    assert claims["G1p"].verdict == "holds"  # 15 000 ≤ 4 × TTUCB (published) = 20 000
+    assert "AdaP-TT (published code)" in claims["G6p"].statement
+    assert "AdaP-TT*" not in claims["G6p"].statement
+    assert not {"L1p", "L2p", "G2p", "G5p"} & set(claims)
+    without = {c.key for c in report.evaluate(_context(cells[:1] + cells[2::4] + cells[3::4]))}
+    assert not any(key.endswith("p") for key in without)

@@ -103,6 +103,9 @@ EXPECTED = {  # instances, algorithms, local ε, global ε, runs, budget (Append
     "fig5": (SIX, PAPER_GLOBAL, L, G, 1000, 10**9),
     "paper": (SIX, ("ttucb", "ctb_tt", "adap_tt", "adap_tt_star", "dp_se"), L, G, 1000, 10**9),
     "local-high-privacy": (SIX, PAPER_LOCAL, (0.005, 0.01, 0.02, 0.05), G, 100, 2 * 10**7),
+    "published": (("mu1", "mu2"), ("ttucb", "ctb_tt", "adap_tt", "adap_tt_star", "dp_se",
+                                   "ttucb_published", "adap_tt_published", "dp_se_published"),
+                  L, G, 200, 10**9),
 }  # fmt: skip
 
 
