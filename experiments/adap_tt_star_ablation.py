@@ -28,7 +28,6 @@ variant, so a cut run keeps what it measured), prints both as Markdown tables, a
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import math
@@ -41,7 +40,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import jaxbai
-from experiments.cells import cell_rows
+from experiments.cells import cell_rows, measurement_parser
 from jaxbai.toptwo import components
 from jaxbai.toptwo.driver import EpisodicTopTwo
 
@@ -490,12 +489,7 @@ def figure(rows: list[dict[str, Any]], path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.adap_tt_star_ablation")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=3)
-    parser.add_argument("--instances", nargs="+", default=list(INSTANCES))
-    parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
+    parser = measurement_parser("experiments.adap_tt_star_ablation", 20, 3, INSTANCES, EPSILONS)
     parser.add_argument("--variants", nargs="*", default=list(variants()), help="none: no table")
     parser.add_argument("--diagnostic-runs", type=int, default=12, help="0: no diagnostics")
     args = parser.parse_args(argv)

@@ -7,6 +7,7 @@ its budget in τ and is reported apart from the errors).
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 import time
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["cell_rows", "mean_cell"]
+__all__ = ["cell_rows", "mean_cell", "measurement_parser"]
 
 
 def cell_rows(
@@ -77,3 +78,17 @@ def mean_cell(tau: np.ndarray) -> dict[str, float]:
         "mean_tau": float(tau.mean()),
         "se_tau": float(tau.std(ddof=1) / math.sqrt(tau.size)) if tau.size > 1 else math.nan,
     }
+
+
+def measurement_parser(
+    prog: str, runs: int, seed: int, instances: Sequence[str], epsilons: Sequence[float]
+) -> argparse.ArgumentParser:
+    """The options every measurement script takes: ``--out`` (required), ``--runs``,
+    ``--seed``, ``--instances`` and ``--epsilons``, with the script's defaults."""
+    parser = argparse.ArgumentParser(prog=f"python -m {prog}")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--runs", type=int, default=runs)
+    parser.add_argument("--seed", type=int, default=seed)
+    parser.add_argument("--instances", nargs="+", default=list(instances))
+    parser.add_argument("--epsilons", nargs="+", type=float, default=list(epsilons))
+    return parser

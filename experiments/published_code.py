@@ -17,14 +17,13 @@ published AdaP-TT reports), errors (censored), and the ratio to the published al
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from experiments.cells import cell_rows
+from experiments.cells import cell_rows, measurement_parser
 
 __all__ = ["Variant", "main", "markdown_table", "measure", "variants"]
 
@@ -175,12 +174,7 @@ def markdown_table(rows: list[dict[str, Any]], algorithm: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.published_code")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--runs", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=5)
-    parser.add_argument("--instances", nargs="+", default=list(INSTANCES))
-    parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
+    parser = measurement_parser("experiments.published_code", 200, 5, INSTANCES, EPSILONS)
     parser.add_argument("--algorithms", nargs="+", default=["ttucb", "adap_tt", "dp_se"])
     args = parser.parse_args(argv)
     unknown = sorted(set(args.algorithms) - set(variants()))
