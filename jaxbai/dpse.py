@@ -233,22 +233,24 @@ class DPSE:
     def _epoch_done(self, state: DPSEState, constants: EpochConstants) -> jax.Array:
         return state.pulls >= jnp.sum(state.active) * constants.pulls_per_arm
 
-    def _add(self, state: DPSEState, arm: ArrayLike, z: ArrayLike) -> tuple[jax.Array, jax.Array]:
-        """The epoch's Kahan sums with ``z`` added to ``arm``."""
+    def _add(self, state: DPSEState, arm: ArrayLike, z: ArrayLike) -> DPSEState:
+        """The state with sample ``z`` of ``arm`` counted (epoch pulls, N_a) and added to the
+        epoch's Kahan sums; ``n`` is left to the caller."""
         pulled = one_hot(jnp.asarray(arm, jnp.int32), state.sums.shape[0])
-        return kahan_add(state.sums, state.sums_error, pulled, jnp.float32(z))
+        sums, error = kahan_add(state.sums, state.sums_error, pulled, jnp.float32(z))
+        return state._replace(
+            pulls=state.pulls + 1, counts=state.counts + pulled, sums=sums, sums_error=error
+        )
 
     def pending_release(
         self, state: DPSEState, arm: ArrayLike, z: ArrayLike, params: DPSEParams
     ) -> Release:
         """Whether recording ``z`` ends the epoch, and the epoch means it would release."""
         constants = self._constants(state, params)
-        sums, error = self._add(state, arm, z)
-        pulled = one_hot(jnp.asarray(arm, jnp.int32), state.sums.shape[0])
-        after = state._replace(pulls=state.pulls + 1, counts=state.counts + pulled)
+        after = self._add(state, arm, z)
         due = self._epoch_done(after, constants)
         released = self._released(state) & due
-        means = self._epoch_means(after, compensated(sums, error), constants)
+        means = self._epoch_means(after, compensated(after.sums, after.sums_error), constants)
         counts = jnp.where(released, constants.pulls_per_arm, 0).astype(jnp.int32)
         return Release(due, jnp.where(released, means, 0.0), counts)
 
@@ -268,16 +270,9 @@ class DPSE:
         """
         _validate.check_unit_rewards("z", z)
         constants = self._constants(state, params)
-        sums, error = self._add(state, arm, z)
-        pulled = one_hot(jnp.asarray(arm, jnp.int32), state.sums.shape[0])
-        state = state._replace(
-            n=state.n + 1,
-            pulls=state.pulls + 1,
-            counts=state.counts + pulled,
-            sums=sums,
-            sums_error=error,
-        )
-        closed = self._close_epoch(key, state, compensated(sums, error), constants, params, release)
+        state = self._add(state, arm, z)._replace(n=state.n + 1)
+        sums = compensated(state.sums, state.sums_error)
+        closed = self._close_epoch(key, state, sums, constants, params, release)
         return tree_where(self._epoch_done(state, constants), closed, state)
 
     def stopping(self, state: DPSEState, params: DPSEParams) -> tuple[jax.Array, jax.Array]:
