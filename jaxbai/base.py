@@ -48,6 +48,8 @@ __all__ = [
     "Rounds",
     "RunState",
     "Scalar",
+    "SeparableSettle",
+    "SeparableStopping",
     "missing_members",
     "protocol_members",
 ]
@@ -430,6 +432,29 @@ class Budgeted(Protocol[State, Params]):
         self, stream: Key, state: State, inst: Instance, params: Params, max_samples: Scalar
     ) -> State:
         """`samples_per_step` planned pulls, then `settle`."""
+        ...
+
+
+@runtime_checkable
+class SeparableStopping(Protocol[State, Params]):
+    """Capability of an algorithm whose `Algorithm.step` is its stopping test followed by
+    `sample`: one trajectory can then be tested against the thresholds of several δ at once
+    (docs/semantics.md §31), if `sample` does not read δ (`jaxbai.engine.shares_deltas`)."""
+
+    def sample(self, key: Key, state: State, inst: Instance, params: Params) -> State:
+        """`Algorithm.step` without its stopping test: select, sample, privatise, update."""
+        ...
+
+
+@runtime_checkable
+class SeparableSettle(Protocol[State, Params]):
+    """The same capability for a `Budgeted` algorithm, whose `Budgeted.settle` is
+    `close_episodes` followed by the stopping test."""
+
+    def close_episodes(
+        self, stream: Key, state: State, inst: Instance, params: Params
+    ) -> tuple[State, Scalar]:
+        """`Budgeted.settle` without its stopping test: (state, whether an episode ended)."""
         ...
 
 

@@ -21,6 +21,11 @@ Jobs are split over devices round-robin and each device runs its own lane pool u
 few lanes are still busy, they are compacted into a smaller pool. Step n's key is computed by
 `fold_in_step`, bit for bit ``fold_in``, in one fusion.
 
+Several δ per trajectory (``deltas="shared"``, docs/semantics.md §31): the sampling rule of a
+Top Two algorithm does not read δ, so one trajectory per (instance, ε, run) is tested against
+every δ of the grid and records each δ's first stop; its key depends on (run, ε) only. DP-SE,
+whose epochs depend on δ, runs each δ separately (`shares_deltas`).
+
 Several processes (``jax.distributed.initialize()``, e.g. one per node of a cluster): every
 process calls `run_grid` with the same grid; the jobs are split over the processes by
 `predicted_cost`, each process runs its share on its own devices and writes its own checkpoint
@@ -33,6 +38,7 @@ Modules:
     ``jaxbai.engine._lanes`` (private): the on-device lane program, refill, tail compaction.
     ``jaxbai.engine._checkpoint`` (private): grid fingerprints and atomic checkpoint files.
     ``jaxbai.engine._distributed`` (private): the split over processes and the gather.
+    ``jaxbai.engine._shared`` (private): trajectories shared by several δ (`SharedDeltas`).
 
 Example:
     >>> import jaxbai
@@ -50,7 +56,15 @@ from jaxbai.engine._checkpoint import (
     write_checkpoint,
 )
 from jaxbai.engine._distributed import predicted_cost
-from jaxbai.engine.jobs import Jobs, fold_in_step, grid_jobs, job_key
+from jaxbai.engine._shared import (
+    DELTAS,
+    SharedDeltas,
+    SharedDeltasPerEpisode,
+    SharedParams,
+    SharedState,
+    shares_deltas,
+)
+from jaxbai.engine.jobs import SHARED_DELTA, Jobs, fold_in_step, grid_jobs, job_key
 from jaxbai.engine.run import (
     DRAWS,
     GridResult,
@@ -58,14 +72,21 @@ from jaxbai.engine.run import (
     run_grid,
     run_vmap,
     select_devices,
+    with_deltas,
     with_draws,
 )
 
 __all__ = [
     "CHECKPOINT_VERSION",
+    "DELTAS",
     "DRAWS",
+    "SHARED_DELTA",
     "GridResult",
     "Jobs",
+    "SharedDeltas",
+    "SharedDeltasPerEpisode",
+    "SharedParams",
+    "SharedState",
     "default_lanes",
     "fold_in_step",
     "grid_jobs",
@@ -76,6 +97,8 @@ __all__ = [
     "run_vmap",
     "select_devices",
     "shard_path",
+    "shares_deltas",
+    "with_deltas",
     "with_draws",
     "write_checkpoint",
 ]

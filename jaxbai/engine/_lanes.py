@@ -28,7 +28,8 @@ from jax.experimental.layout import Layout, with_layout_constraint
 from jax.sharding import Mesh, PartitionSpec
 
 from jaxbai._arrays import tree_where
-from jaxbai.base import Algorithm, Budgeted, Instance, Rounds
+from jaxbai.base import Algorithm, Budgeted, Instance
+from jaxbai.engine._shared import SharedDeltas, records
 from jaxbai.engine.jobs import Jobs, fold_in_step, job_key
 
 __all__ = [
@@ -59,18 +60,19 @@ class Lanes(NamedTuple):
 
 
 class Outcome(NamedTuple):
-    """Per-job result buffers of one device; leaves have leading dim J_d."""
+    """Per-job result buffers of one device; leaves have leading dim J_d (then D, one per δ,
+    for trajectories shared by D risks, docs/semantics.md §31)."""
 
     done: jax.Array
     tau: jax.Array
     stopped: jax.Array
     recommendation: jax.Array
     rounds: jax.Array
-    counts: jax.Array  # (J_d, K): the final N_a
+    counts: jax.Array  # (J_d[, D], K): the final N_a
 
 
 class Table(NamedTuple):
-    """The jobs of one device."""
+    """The jobs of one device (for shared trajectories, ``delta`` is ``(J_d, D)``)."""
 
     instance: Instance
     epsilon: jax.Array
@@ -83,7 +85,9 @@ def load_job(alg: Algorithm, num_arms: int, seed: jax.Array, table: Table, j: ja
     """(stream key data, initial state, params, instance) of local job ``j``."""
     j = jnp.minimum(j, table.run.shape[0] - 1)
     eps, dlt = table.epsilon[j], table.delta[j]
-    key = job_key(jax.random.key(seed, impl="threefry2x32"), table.run[j], eps, dlt)
+    shared = isinstance(alg, SharedDeltas)
+    master = jax.random.key(seed, impl="threefry2x32")
+    key = job_key(master, table.run[j], eps, None if shared else dlt)
     init_key, stream = jax.random.split(key)
     params = alg.params(epsilon=eps, delta=dlt)
     instance = jax.tree_util.tree_map(lambda x: x[j], table.instance)
@@ -98,14 +102,8 @@ def _write_results(alg: Algorithm, lanes: Lanes, outcome: Outcome, finished, num
     def write(buffer: jax.Array, value: jax.Array) -> jax.Array:
         return buffer.at[slot].set(value, mode="drop")
 
-    return Outcome(
-        done=write(outcome.done, True),
-        tau=write(outcome.tau, lanes.state.n),
-        stopped=write(outcome.stopped, lanes.state.stopped),
-        recommendation=write(outcome.recommendation, lanes.state.recommendation),
-        rounds=write(outcome.rounds, jax.vmap(partial(rounds, alg))(lanes.state)),
-        counts=write(outcome.counts, lanes.state.counts),
-    )
+    values = jax.vmap(partial(records, alg))(lanes.state)
+    return Outcome(write(outcome.done, True), *map(write, outcome[1:], values))
 
 
 def refill(alg: Algorithm, num_arms, max_samples, seed, table, lanes, outcome, next_job):
@@ -145,11 +143,6 @@ def tree_where_lanes(mask: jax.Array, on_true: Any, on_false: Any) -> Any:
         return jnp.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), a, b)
 
     return jax.tree_util.tree_map(select, on_true, on_false)
-
-
-def rounds(alg: Algorithm, state: Any) -> jax.Array:
-    """Rounds of adaptivity of a `jaxbai.base.Rounds` algorithm, else −1 (int32 scalar)."""
-    return alg.rounds(state) if isinstance(alg, Rounds) else jnp.int32(-1)
 
 
 def step_lane(alg: Algorithm, max_samples: jax.Array, lane: Lanes) -> Lanes:
@@ -278,7 +271,7 @@ def vmap_until_all_stop(alg: Algorithm, num_arms, max_samples, seed, table):
             return ~ln.state.stopped & (ln.state.n < max_samples)
 
         final = jax.lax.while_loop(running, partial(step_lane, alg, max_samples), lane).state
-        return final.n, final.stopped, final.recommendation, rounds(alg, final), final.counts
+        return records(alg, final)
 
     return jax.vmap(one)(jnp.arange(table.run.shape[0]))
 
@@ -287,25 +280,31 @@ def vmap_until_all_stop(alg: Algorithm, num_arms, max_samples, seed, table):
 def device_tables(jobs: Jobs, pending: np.ndarray, num_devices: int) -> tuple[Table, np.ndarray]:
     """Round-robin split of the pending jobs over devices, padded to equal length.
 
-    Returns the stacked tables (leading dim ``num_devices * width``) and ``order``, shape
-    ``(num_devices, width)``: the global job index of each local slot.
+    ``pending`` holds job indices ``(P,)``, or ``(P, D)`` for trajectories shared by D risks
+    (each row one trajectory's jobs, smallest δ first; `jaxbai.engine._shared`). Returns the
+    stacked tables (leading dim ``num_devices * width``) and ``order``, shape
+    ``(num_devices, width)`` (then D): the global job index of each local slot.
     """
     # Longest jobs first (smallest ε, then δ) so the tail of the run holds short jobs; the
     # order never changes a job's result.
-    pending = pending[np.lexsort((jobs.delta[pending], jobs.epsilon[pending]))]
+    lead = pending if pending.ndim == 1 else pending[:, 0]
+    pending = pending[np.lexsort((jobs.delta[lead], jobs.epsilon[lead]))]
     per_device = [pending[d::num_devices] for d in range(num_devices)]
     width = max(1, max(len(p) for p in per_device))
-    order = np.full((num_devices, width), pending[0] if len(pending) else 0, np.int64)
+    order = np.zeros((num_devices, width, *pending.shape[1:]), np.int64)
+    order[...] = pending[0] if len(pending) else 0
     counts = np.zeros(num_devices, np.int32)
     for d, p in enumerate(per_device):
         order[d, : len(p)] = p
         counts[d] = len(p)
-    flat = order.ravel()
+    flat = order.reshape(num_devices * width, -1)
+    first = flat[:, 0]
+    delta = jobs.delta[flat if pending.ndim > 1 else first]
     table = Table(
-        instance=jax.tree_util.tree_map(lambda x: jnp.asarray(np.asarray(x)[flat]), jobs.instance),
-        epsilon=jnp.asarray(jobs.epsilon[flat], jnp.float32),
-        delta=jnp.asarray(jobs.delta[flat], jnp.float32),
-        run=jnp.asarray(jobs.run[flat], jnp.int32),
+        instance=jax.tree_util.tree_map(lambda x: jnp.asarray(np.asarray(x)[first]), jobs.instance),
+        epsilon=jnp.asarray(jobs.epsilon[first], jnp.float32),
+        delta=jnp.asarray(delta, jnp.float32),
+        run=jnp.asarray(jobs.run[first], jnp.int32),
         count=jnp.asarray(counts),
     )
     return table, order
@@ -328,28 +327,33 @@ def initial_carry(
         instance=instance,
     )
     size = num_devices * width
+    one_lane = jax.tree_util.tree_map(lambda x: x[0], state)
+    shapes = jax.eval_shape(partial(records, alg), one_lane)
+    empty = (0, False, -1, -1, 0)  # τ, stopped, â, rounds, counts of a job not yet finished
     outcome = Outcome(
-        done=jnp.zeros(size, bool),
-        tau=jnp.zeros(size, jnp.int32),
-        stopped=jnp.zeros(size, bool),
-        recommendation=jnp.full(size, -1, jnp.int32),
-        rounds=jnp.full(size, -1, jnp.int32),
-        counts=jnp.zeros((size, num_arms), jnp.int32),
+        jnp.zeros(size, bool),
+        *(
+            jnp.full((size, *shape.shape), fill, shape.dtype)
+            for shape, fill in zip(shapes, empty, strict=True)
+        ),
     )
     return lanes, outcome, jnp.zeros(num_devices, jnp.int32)
 
 
 def collect(outcome: Outcome, order: np.ndarray, results: dict[str, np.ndarray]) -> None:
-    """Copy newly finished jobs from the device buffers into the host results."""
+    """Copy newly finished jobs (every job of a finished trajectory) from the device buffers
+    into the host results; ``order`` as `device_tables` returns it."""
     host = jax.device_get(outcome)
-    done = np.asarray(host.done).reshape(order.shape)
-    fresh = done & ~results["done"][order]
+    slots = order.reshape((*order.shape[:2], -1))  # (devices, width, jobs per slot)
+    done = np.asarray(host.done).reshape(slots.shape[:2])
+    fresh = done & ~results["done"][slots].all(axis=-1)
     if not fresh.any():
         return
-    index = order[fresh]
+    index = slots[fresh]
     for name in ("tau", "stopped", "recommendation", "rounds", "counts"):
         value = np.asarray(getattr(host, name))
-        results[name][index] = value.reshape(order.shape + value.shape[1:])[fresh]
+        per_job = value.shape[1 + order.ndim - 2 :]
+        results[name][index] = value.reshape(slots.shape + per_job)[fresh]
     results["done"][index] = True
 
 

@@ -23,7 +23,7 @@ from jax.typing import ArrayLike
 
 from jaxbai.base import Instance
 
-__all__ = ["Jobs", "fold_in_step", "grid_jobs", "job_key"]
+__all__ = ["SHARED_DELTA", "Jobs", "fold_in_step", "grid_jobs", "job_key"]
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 """Threefry-2x32 rotation constants (Salmon et al. 2011), as in JAX's implementation."""
@@ -46,15 +46,24 @@ def _float_bits(x: ArrayLike) -> jax.Array:
     return jax.lax.bitcast_convert_type(jnp.asarray(x, jnp.float32), jnp.uint32)
 
 
-def job_key(master: jax.Array, run: ArrayLike, epsilon: ArrayLike, delta: ArrayLike) -> jax.Array:
+SHARED_DELTA = 0xFFFFFFFF
+"""The δ coordinate of the key of a trajectory shared by several δ (docs/semantics.md §31): a
+NaN bit pattern, which no valid δ ∈ (0, 1) has."""
+
+
+def job_key(
+    master: jax.Array, run: ArrayLike, epsilon: ArrayLike, delta: ArrayLike | None
+) -> jax.Array:
     """The key of one job, from (master key, run index, ε, δ) only.
 
     ε and δ enter through their float32 bit patterns, so two jobs share a stream exactly when
-    they share the run index and the float32 values of ε and δ.
+    they share the run index and the float32 values of ε and δ. ``delta=None`` is the key of
+    a trajectory shared by several δ (`SHARED_DELTA`): it depends on (run, ε) only.
     """
     key = jax.random.fold_in(master, jnp.asarray(run, jnp.uint32))
     key = jax.random.fold_in(key, _float_bits(epsilon))
-    return jax.random.fold_in(key, _float_bits(delta))
+    coordinate = jnp.uint32(SHARED_DELTA) if delta is None else _float_bits(delta)
+    return jax.random.fold_in(key, coordinate)
 
 
 def fold_in_step(stream: jax.Array, n: ArrayLike) -> jax.Array:

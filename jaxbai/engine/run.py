@@ -39,9 +39,18 @@ from jaxbai.engine._lanes import (
     shrink_pool,
     vmap_until_all_stop,
 )
+from jaxbai.engine._shared import DELTAS, SharedDeltas, shared, shares_deltas, trajectories
 from jaxbai.engine.jobs import Jobs
 
-__all__ = ["GridResult", "default_lanes", "run_grid", "run_vmap", "select_devices"]
+__all__ = [
+    "GridResult",
+    "default_lanes",
+    "run_grid",
+    "run_vmap",
+    "select_devices",
+    "with_deltas",
+    "with_draws",
+]
 
 
 class GridResult(NamedTuple):
@@ -58,8 +67,11 @@ class GridResult(NamedTuple):
             censored job, the counts when it was cut (0 for a job that never finished).
         jobs: the job list.
         lane_steps: lane-steps executed in this call (idle lanes included).
-        samples: samples drawn by the jobs finished in this call.
+        samples: samples drawn by the jobs finished in this call (by their trajectories,
+            once each, when several δ share one).
         wall_time: seconds spent in this call.
+        deltas: how the δ were run, one of `DELTAS` (``"shared"`` only where the algorithm
+            allows it, `with_deltas`).
     """
 
     tau: np.ndarray
@@ -72,6 +84,7 @@ class GridResult(NamedTuple):
     lane_steps: int
     samples: int
     wall_time: float
+    deltas: str = "separate"
 
     @property
     def efficiency(self) -> float:
@@ -183,6 +196,37 @@ def with_draws(alg: Algorithm, instance: Instance, draws: str) -> Algorithm:
     return alg.per_episode()
 
 
+def with_deltas(alg: Algorithm, jobs: Jobs, deltas: str) -> Algorithm:
+    """The algorithm the engine runs for ``deltas`` (one of `DELTAS`, docs/semantics.md §31):
+    ``"shared"`` wraps an algorithm that `shares_deltas` into `jaxbai.engine.SharedDeltas`
+    (one trajectory per (instance, ε, run), tested against each of its δ) and leaves any other
+    (DP-SE, whose epochs depend on δ) to run each δ separately.
+
+    Raises:
+        ValueError: an unknown mode.
+    """
+    if deltas not in DELTAS:
+        raise ValueError(f"deltas must be one of {DELTAS}, got {deltas!r}")
+    first = jax.tree_util.tree_map(lambda x: np.asarray(x)[0], jobs.instance)
+    if deltas == "separate" or not shares_deltas(alg, first):
+        return alg
+    return shared(alg)
+
+
+def _units(alg: Algorithm, jobs: Jobs, pending: np.ndarray) -> np.ndarray:
+    """What the lanes run: the pending jobs ``(P,)``, or their shared trajectories ``(T, D)``."""
+    return trajectories(jobs, pending) if isinstance(alg, SharedDeltas) else pending
+
+
+def _samples(units: np.ndarray, results: dict[str, np.ndarray]) -> int:
+    """Samples drawn by the finished units (a shared trajectory's: its largest τ)."""
+    done = results["done"][units]
+    tau = results["tau"][units]
+    if units.ndim == 1:
+        return int(tau[done].sum())
+    return int(tau.max(axis=1)[done.all(axis=1)].sum())
+
+
 def _samples_per_step(alg: Algorithm) -> int:
     """Samples one engine step may draw: 1, or a budgeted step's `samples_per_step`."""
     return alg.samples_per_step if isinstance(alg, Budgeted) else 1
@@ -199,6 +243,7 @@ def run_grid(
     refill_every: int = 16,
     chunk_steps: int = 1 << 15,
     device: str | None = None,
+    deltas: str = "separate",
     checkpoint: str | None = None,
     resume: bool = False,
     checkpoint_every: float = 30.0,
@@ -221,6 +266,9 @@ def run_grid(
         chunk_steps: steps per compiled call between host updates. With per-episode draws
             both count samples: a step then draws up to `PerEpisode.pulls` of them.
         device: ``"cpu"``, ``"gpu"`` or None (JAX's default devices).
+        deltas: one of `DELTAS`: a trajectory per job, or one per (instance, ε, run) tested
+            against each of its δ where the algorithm allows it (`with_deltas`; same law of
+            each δ's (τ, â, C), other numbers, docs/semantics.md §31).
         checkpoint: path of the checkpoint file (None: no checkpoint).
         resume: continue from ``checkpoint`` (finished jobs are kept, others rerun exactly).
         checkpoint_every: seconds between checkpoint writes (one is always written at the end).
@@ -249,7 +297,7 @@ def run_grid(
         (4,)
     """
     best = _check_grid(alg, jobs, max_samples)
-    alg = with_draws(alg, jobs.instance, draws)
+    alg = with_deltas(with_draws(alg, jobs.instance, draws), jobs, deltas)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ValueError(f"seed must be an integer, got {seed!r}")
     for name, value in (
@@ -275,7 +323,8 @@ def run_grid(
         if checkpoint:
             checkpoint = shard_path(checkpoint, team.index)
     already = results["done"].copy()
-    mine = _distributed.my_jobs(team, alg.info.privacy, jobs, np.flatnonzero(~already))
+    units = _units(alg, jobs, np.flatnonzero(~already))
+    mine = _my_units(team, alg, jobs, units)
     lane_steps = 0
     if len(mine):
         if lanes_per_device is None:
@@ -299,8 +348,17 @@ def run_grid(
         results, lane_steps = _distributed.union(results, lane_steps)
     if checkpoint:
         write_checkpoint(checkpoint, fingerprint, results)
-    samples = int(results["tau"][results["done"] & ~already].sum())
-    return _grid_result(results, best, jobs, max_samples, lane_steps, samples, start)
+    samples = _samples(units, results)
+    return _grid_result(results, best, jobs, max_samples, lane_steps, samples, start, alg)
+
+
+def _my_units(team: _distributed.Team, alg: Algorithm, jobs: Jobs, units: np.ndarray):
+    """This process's share of the units (`jaxbai.engine._distributed.my_jobs`; a shared
+    trajectory goes by its smallest δ's job)."""
+    if units.ndim == 1:
+        return _distributed.my_jobs(team, alg.info.privacy, jobs, units)
+    mine = _distributed.my_jobs(team, alg.info.privacy, jobs, units[:, 0])
+    return units[np.isin(units[:, 0], mine)]
 
 
 def _grid_result(
@@ -311,6 +369,7 @@ def _grid_result(
     lane_steps: int,
     samples: int,
     start: float,
+    alg: Algorithm,
 ) -> GridResult:
     """Host results → `GridResult`: censoring (not stopped, or over budget) voids the answer."""
     censored = ~results["stopped"] | (results["tau"] > max_samples)
@@ -326,6 +385,7 @@ def _grid_result(
         lane_steps=lane_steps,
         samples=samples,
         wall_time=time.perf_counter() - start,
+        deltas="shared" if isinstance(alg, SharedDeltas) else "separate",
     )
 
 
@@ -353,7 +413,8 @@ def _run_pending(
     team: _distributed.Team,
     settings: _Settings,
 ) -> int:
-    """The host loop over compiled chunks on this process's devices; returns lane-steps run."""
+    """The host loop over compiled chunks on this process's devices, over the ``pending``
+    units (`_units`); returns lane-steps run."""
     lanes_per_device = settings.lanes_per_device
     num_devices = len(team.devices)
     mesh = Mesh(np.array(team.devices), ("d",))
@@ -366,7 +427,7 @@ def _run_pending(
     )
     already = results["done"].copy()
     label = f"process {team.index}/{team.size}: " if team.size > 1 else ""
-    bar = _Progress(int(already.sum()) + len(pending), settings.progress, label)
+    bar = _Progress(int(already.sum()) + np.unique(pending).size, settings.progress, label)
     lane_steps, chunks = 0, 0
     per_step = _samples_per_step(alg)
     refill_every = max(1, settings.refill_every // per_step)
@@ -389,7 +450,7 @@ def _run_pending(
         if time.perf_counter() - loop_start >= settings.shrink_after:
             carry, lanes_per_device = shrink_pool(carry, table, num_devices, sharding)
         collect(carry[1], order, results)
-        samples = int(results["tau"][results["done"] & ~already].sum())
+        samples = _samples(pending, results)
         finished = bool(results["done"][pending].all())
         bar.update(int(results["done"].sum()), samples, final=finished)
         if settings.checkpoint and time.perf_counter() - last_write > settings.checkpoint_every:
@@ -406,17 +467,19 @@ def run_vmap(
     seed: int = 0,
     max_samples: int = 10**9,
     draws: str = "auto",
+    deltas: str = "separate",
 ) -> GridResult:
     """Baseline without lane refill: one `vmap` of a `while_loop` over all jobs, on one device.
 
     Every lane runs until the slowest job stops. Same keys and step as `run_grid` (and the same
-    ``draws``), so per-job results are identical; used by the benchmarks and tests as the
-    reference.
+    ``draws`` and ``deltas``), so per-job results are identical; used by the benchmarks and
+    tests as the reference.
     """
     best = _check_grid(alg, jobs, max_samples)
-    alg = with_draws(alg, jobs.instance, draws)
+    alg = with_deltas(with_draws(alg, jobs.instance, draws), jobs, deltas)
     num_arms = int(np.asarray(jobs.instance.means).shape[-1])
-    table, order = device_tables(jobs, np.arange(len(jobs)), 1)
+    units = _units(alg, jobs, np.arange(len(jobs)))
+    table, order = device_tables(jobs, units, 1)
     start = time.perf_counter()
     outputs = jax.device_get(
         vmap_until_all_stop(alg, num_arms, jnp.int32(max_samples), jnp.int32(seed), table)
@@ -424,10 +487,11 @@ def run_vmap(
     results = empty_results(len(jobs), num_arms)
     names = ("tau", "stopped", "recommendation", "rounds", "counts")
     for name, value in zip(names, outputs, strict=True):
-        results[name][order.ravel()] = value
+        per_job = value.shape[order.ndim - 1 :]
+        results[name][order.reshape(-1)] = value.reshape((order.size, *per_job))
+    results["done"][:] = True
     longest = int(results["tau"].clip(max=max_samples).max())
     per_step = _samples_per_step(alg)
-    lane_steps = -(-longest // per_step) * per_step * len(jobs)
-    return _grid_result(
-        results, best, jobs, max_samples, lane_steps, int(results["tau"].sum()), start
-    )
+    lane_steps = -(-longest // per_step) * per_step * len(units)
+    samples = _samples(units, results)
+    return _grid_result(results, best, jobs, max_samples, lane_steps, samples, start, alg)

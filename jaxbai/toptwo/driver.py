@@ -283,26 +283,33 @@ class TopTwo:
             raise ValueError(f"{self.name}: its global-DP estimator declares no pending_release")
         return Release(jnp.bool_(False), jnp.zeros_like(state.means), jnp.zeros_like(state.counts))
 
-    def step(
+    def sample(
         self, key: Key, state: TopTwoState, inst: Instance, params: TopTwoParams
     ) -> TopTwoState:
-        """One iteration: stopping test, then select, sample, privatise, update.
+        """Select, sample, privatise, update (Alg. 1, lines 8–13): `step` without its stopping
+        test, so one trajectory can be tested against several thresholds
+        (`jaxbai.base.SeparableStopping`, docs/semantics.md §31).
 
-        A no-op once stopped. ``key`` must be fresh for every step (``fold_in(stream, n)``): its
-        two words are the step's random bits, one uniform for the reward and one for the
-        estimator's mechanism (randomised response, Gaussian or Laplace noise).
+        ``key`` must be fresh for every step (``fold_in(stream, n)``): its two words are the
+        step's random bits, one uniform for the reward and one for the estimator's mechanism
+        (randomised response, Gaussian or Laplace noise).
         """
         u_reward, u_mechanism = uniforms_from_key(key)
-        stop, best = self.stopping(state, params)
         leader, arm = self.sampling_rule(state, params)
         reward = inst.draw(u_reward, key, arm, state.n)  # index n: docs/semantics.md §21
         z = self.estimator.privatize(u_mechanism, reward, params)
-        pulled = self.observe(u_mechanism, key, self.count(state, leader, arm), arm, z, params)
+        return self.observe(u_mechanism, key, self.count(state, leader, arm), arm, z, params)
+
+    def step(
+        self, key: Key, state: TopTwoState, inst: Instance, params: TopTwoParams
+    ) -> TopTwoState:
+        """One iteration: stopping test (Eq. 2), then `sample`. A no-op once stopped."""
+        stop, best = self.stopping(state, params)
         # One select per field: a run that stops now or has stopped keeps its state.
         halt = state.stopped | stop
         recommendation = jnp.where(state.stopped, state.recommendation, best)
         halted = state._replace(stopped=halt, recommendation=recommendation)
-        return tree_where(halt, halted, pulled)
+        return tree_where(halt, halted, self.sample(key, state, inst, params))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -453,13 +460,28 @@ class PerEpisode:
         params: TopTwoParams,
         max_samples: Scalar,
     ) -> TopTwoState:
-        """Draw the ended episodes' reward sums, close them, then test stopping (Eq. 2).
+        """`close_episodes`, then test stopping (Eq. 2) if an episode ended.
 
-        Each ending arm's sum covers its pulls since its episode started; the stopping test
-        runs only after an episode end and below the budget, as the per-sample step would.
-        Keyed by ``fold_in(stream, n)``, the key the per-sample path gives step n.
+        The stopping test runs only after an episode end and below the budget, as the
+        per-sample step would.
         """
-        alg, estimator = self.algorithm, self.algorithm.estimator
+        closed, ended = self.close_episodes(stream, state, inst, params)
+        stop, best = self.algorithm.stopping(closed, params)
+        stop = ended & stop & (closed.n < max_samples)
+        halted = closed._replace(stopped=jnp.bool_(True), recommendation=best)
+        return tree_where(stop, halted, closed)
+
+    def close_episodes(
+        self, stream: Key, state: TopTwoState, inst: Instance, params: TopTwoParams
+    ) -> tuple[TopTwoState, Scalar]:
+        """Draw the ended episodes' reward sums and close them: `settle` without its stopping
+        test (`jaxbai.base.SeparableSettle`, docs/semantics.md §31).
+
+        Each ending arm's sum covers its pulls since its episode started. Keyed by
+        ``fold_in(stream, n)``, the key the per-sample path gives step n. Returns the state
+        (unchanged if no episode ended) and whether one ended.
+        """
+        estimator = self.algorithm.estimator
         key = jax.random.fold_in(stream, state.n)
         due = estimator.ended(state.estimate, state.counts) & ~state.stopped
         pulls = jnp.where(due, estimator.episode_pulls(state.estimate, state.counts), 0)
@@ -468,11 +490,8 @@ class PerEpisode:
         estimate = estimator.observe_sums(
             u_mechanism, key, state.estimate, state.counts, due, sums, params
         )
-        closed = state._replace(estimate=estimate)
-        stop, best = alg.stopping(closed, params)
-        stop = stop & (closed.n < max_samples)
-        halted = closed._replace(stopped=jnp.bool_(True), recommendation=best)
-        return tree_where(jnp.any(due), tree_where(stop, halted, closed), state)
+        ended = jnp.any(due)
+        return tree_where(ended, state._replace(estimate=estimate), state), ended
 
     def _episode_sums(
         self, key: Key, inst: Instance, due: jax.Array, pulls: jax.Array, n: Scalar

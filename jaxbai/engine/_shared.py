@@ -1,0 +1,326 @@
+"""Several δ per trajectory (docs/semantics.md §31).
+
+The sampling rule of a Top Two algorithm does not read δ: only the stopping threshold does. So
+one trajectory serves every δ of a cell: it runs until its smallest δ stops (or the budget
+ends) and records, for every δ, the first n at which the stopping rule with that δ fires, with
+the recommendation, counts and rounds at that n. `SharedDeltas` wraps such an algorithm into
+one that does this; `shares_deltas` decides whether an algorithm qualifies, from what its
+sampling step computes rather than from a declaration that could go stale. The trajectory's
+key depends on (run, ε) only (`jaxbai.engine.jobs.SHARED_DELTA`), so each δ's record depends
+on (seed, run, ε, δ) only, whatever other δ share the trajectory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, NamedTuple
+
+import jax
+import jax.extend.core as jex
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from jaxbai._arrays import tree_where
+from jaxbai.base import (
+    Algorithm,
+    AlgorithmInfo,
+    Budgeted,
+    Instance,
+    Key,
+    Rounds,
+    Scalar,
+    SeparableSettle,
+    SeparableStopping,
+)
+from jaxbai.engine.jobs import Jobs
+
+__all__ = [
+    "DELTAS",
+    "SharedDeltas",
+    "SharedDeltasPerEpisode",
+    "SharedParams",
+    "SharedState",
+    "records",
+    "rounds",
+    "shared",
+    "shares_deltas",
+    "trajectories",
+]
+
+DELTAS = ("separate", "shared")
+"""How a grid's δ are run: one trajectory per (run, ε, δ) (``"separate"``), or one trajectory
+per (run, ε) tested against every δ where the algorithm allows it (``"shared"``,
+`shares_deltas`; the others run separately)."""
+
+
+def _depends_on_input(jaxpr: jex.Jaxpr, index: int) -> bool:
+    """Whether any output of ``jaxpr`` depends on its input ``index`` (backward liveness; an
+    equation is live if any of its outputs is, and then all its inputs are, so higher-order
+    primitives count conservatively)."""
+    live = {v for v in jaxpr.outvars if not isinstance(v, jex.Literal)}
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in live for v in eqn.outvars):
+            live.update(v for v in eqn.invars if not isinstance(v, jex.Literal))
+    return jaxpr.invars[index] in live
+
+
+def shares_deltas(alg: Algorithm, inst: Instance) -> bool:
+    """Whether one trajectory of ``alg`` can serve several δ (docs/semantics.md §31).
+
+    It can if its step separates into a stopping test and a sampling part
+    (`jaxbai.base.SeparableStopping`, or `jaxbai.base.SeparableSettle` for a per-episode
+    simulation) and that part, from `init` on, computes nothing from δ: checked on the traced
+    program, so a component that reads δ (a threshold-aware challenger, say) makes the
+    algorithm ineligible by itself.
+
+    Example:
+        >>> import jaxbai
+        >>> inst = jaxbai.bernoulli([0.9, 0.5])
+        >>> shares_deltas(jaxbai.ttucb(), inst), shares_deltas(jaxbai.dp_se(), inst)
+        (True, False)
+    """
+    epsilon = 1.0 if alg.info.takes_epsilon else None
+    num_arms = int(jnp.shape(inst.means)[-1])
+    key = jax.random.key(0)
+    if isinstance(alg, Budgeted):
+        if not isinstance(alg, SeparableSettle):
+            return False
+
+        def part(delta: jax.Array) -> Any:
+            params = alg.params(epsilon, delta)
+            state = alg.planned_pull(alg.init(key, params, num_arms), params, jnp.int32(1))
+            return alg.close_episodes(key, state, inst, params)
+
+    elif isinstance(alg, SeparableStopping):
+
+        def part(delta: jax.Array) -> Any:
+            params = alg.params(epsilon, delta)
+            return alg.sample(key, alg.init(key, params, num_arms), inst, params)
+
+    else:
+        return False
+    traced = jax.make_jaxpr(part)(jnp.float32(0.01))
+    return not _depends_on_input(traced.jaxpr, 0)
+
+
+def rounds(alg: Algorithm, state: Any) -> jax.Array:
+    """Rounds of adaptivity of a `jaxbai.base.Rounds` algorithm, else −1 (int32 scalar)."""
+    return alg.rounds(state) if isinstance(alg, Rounds) else jnp.int32(-1)
+
+
+class SharedParams(NamedTuple):
+    """Parameters of a `SharedDeltas` run: the algorithm's at the smallest δ (its sampling
+    ignores δ), and the ε and the D risks ``deltas`` ``(D,)`` its stopping tests use."""
+
+    epsilon: jax.Array | None
+    deltas: jax.Array
+    inner: Any
+
+
+class SharedState(NamedTuple):
+    """A trajectory and its record for each of D risks.
+
+    Attributes:
+        inner: the algorithm's state (its ``stopped`` is set once every δ has stopped).
+        stopped: every δ has stopped.
+        recorded: ``(D,)`` whether δ_i has stopped.
+        tau: ``(D,)`` n at δ_i's first stop.
+        recommendation: ``(D,)`` â at that n.
+        rounds: ``(D,)`` rounds of adaptivity at that n (−1 without `jaxbai.base.Rounds`).
+        counts: ``(D, K)`` N_a at that n.
+    """
+
+    inner: Any
+    stopped: jax.Array
+    recorded: jax.Array
+    tau: jax.Array
+    recommendation: jax.Array
+    rounds: jax.Array
+    counts: jax.Array
+
+    @property
+    def n(self) -> jax.Array:
+        """Samples drawn by the trajectory."""
+        return self.inner.n
+
+
+@dataclasses.dataclass(frozen=True)
+class SharedDeltas:
+    """``algorithm`` run once for several δ (docs/semantics.md §31): every step tests the
+    stopping rule of each δ not yet stopped on the trajectory's state, records its first
+    stop, then samples (`jaxbai.base.SeparableStopping.sample`) until every δ has stopped.
+
+    Parameters take ``delta`` as a ``(D,)`` vector. An `jaxbai.base.Algorithm` whose state
+    reports the trajectory; `records` reads each δ's outcome.
+    """
+
+    algorithm: Algorithm
+
+    @property
+    def name(self) -> str:
+        return self.algorithm.name
+
+    @property
+    def info(self) -> AlgorithmInfo:
+        return self.algorithm.info
+
+    def params(self, epsilon: ArrayLike | None = None, delta: ArrayLike = 0.01) -> SharedParams:
+        """The algorithm's parameters at min δ, with ε and the vector of δ."""
+        deltas = jnp.atleast_1d(jnp.asarray(delta, jnp.float32))
+        inner = self.algorithm.params(epsilon, jnp.min(deltas))
+        eps = None if epsilon is None else jnp.asarray(epsilon, jnp.float32)
+        return SharedParams(eps, deltas, inner)
+
+    def init(self, key: Key, params: SharedParams, num_arms: int) -> SharedState:
+        inner = self.algorithm.init(key, params.inner, num_arms)
+        size = params.deltas.shape
+        return SharedState(
+            inner=inner,
+            stopped=jnp.bool_(False),
+            recorded=jnp.zeros(size, bool),
+            tau=jnp.zeros(size, jnp.int32),
+            recommendation=jnp.full(size, -1, jnp.int32),
+            rounds=jnp.full(size, -1, jnp.int32),
+            counts=jnp.zeros((*size, num_arms), jnp.int32),
+        )
+
+    def tests(self, state: SharedState, params: SharedParams) -> tuple[jax.Array, jax.Array]:
+        """(stop, â) of the stopping rule of every δ on the trajectory's state, ``(D,)`` each.
+
+        Vectorised over δ only: what the rule computes without δ (the GLR statistic) is
+        computed once."""
+        alg = self.algorithm
+
+        def test(delta: jax.Array) -> tuple[Scalar, Scalar]:
+            return alg.stopping(state.inner, alg.params(params.epsilon, delta))
+
+        return jax.vmap(test)(params.deltas)
+
+    def record(self, state: SharedState, params: SharedParams, tested: Scalar) -> SharedState:
+        """Record the δ whose stopping rule fires now (if ``tested``); the trajectory stops
+        once every δ has."""
+        stop, best = self.tests(state, params)
+        fresh = stop & tested & ~state.recorded
+        inner = state.inner
+        recorded = state.recorded | fresh
+        halt = jnp.all(recorded)
+        return SharedState(
+            inner=inner._replace(stopped=inner.stopped | halt),
+            stopped=state.stopped | halt,
+            recorded=recorded,
+            tau=jnp.where(fresh, inner.n, state.tau),
+            recommendation=jnp.where(fresh, best, state.recommendation),
+            rounds=jnp.where(fresh, rounds(self.algorithm, inner), state.rounds),
+            counts=jnp.where(fresh[:, None], inner.counts, state.counts),
+        )
+
+    def step(self, key: Key, state: SharedState, inst: Instance, params: SharedParams):
+        """Stopping tests of every δ, then `sample`; a no-op once every δ has stopped."""
+        tested = self.record(state, params, ~state.stopped)
+        sampled = self.algorithm.sample(key, tested.inner, inst, params.inner)
+        return tested._replace(inner=tree_where(tested.stopped, tested.inner, sampled))
+
+    def select(self, state: SharedState, params: SharedParams) -> Scalar:
+        return self.algorithm.select(state.inner, params.inner)
+
+    def privatize(self, key: Key, reward: ArrayLike, params: SharedParams) -> Scalar:
+        return self.algorithm.privatize(key, reward, params.inner)
+
+    def update(self, key: Key, state: SharedState, arm: ArrayLike, z: ArrayLike, params):
+        inner = self.algorithm.update(key, state.inner, arm, z, params.inner)
+        return state._replace(inner=inner)
+
+    def stopping(self, state: SharedState, params: SharedParams) -> tuple[Scalar, Scalar]:
+        """(every δ stops now or has stopped, â of the smallest δ)."""
+        stop, best = self.tests(state, params)
+        return jnp.all(stop | state.recorded), best[jnp.argmin(params.deltas)]
+
+
+@dataclasses.dataclass(frozen=True)
+class SharedDeltasPerEpisode(SharedDeltas):
+    """`SharedDeltas` of a per-episode simulation (`jaxbai.base.Budgeted`): the stopping tests
+    run after each episode end (`jaxbai.base.SeparableSettle.close_episodes`), the only times
+    a run can stop."""
+
+    @property
+    def samples_per_step(self) -> int:
+        return self.algorithm.samples_per_step
+
+    def planned_pull(self, state: SharedState, params: SharedParams, max_samples: Scalar):
+        inner = self.algorithm.planned_pull(state.inner, params.inner, max_samples)
+        return state._replace(inner=inner)
+
+    def settle(
+        self,
+        stream: Key,
+        state: SharedState,
+        inst: Instance,
+        params: SharedParams,
+        max_samples: Scalar,
+    ) -> SharedState:
+        """Close the ended episodes, then the stopping tests of every δ (below the budget)."""
+        closed, ended = self.algorithm.close_episodes(stream, state.inner, inst, params.inner)
+        tested = ended & (closed.n < max_samples) & ~state.stopped
+        return self.record(state._replace(inner=closed), params, tested)
+
+    def budgeted_step(
+        self,
+        stream: Key,
+        state: SharedState,
+        inst: Instance,
+        params: SharedParams,
+        max_samples: Scalar,
+    ) -> SharedState:
+        def pull(_: int, s: SharedState) -> SharedState:
+            return self.planned_pull(s, params, max_samples)
+
+        state = jax.lax.fori_loop(0, self.samples_per_step, pull, state)
+        return self.settle(stream, state, inst, params, max_samples)
+
+
+def shared(alg: Algorithm) -> SharedDeltas:
+    """``alg`` run once for several δ (`SharedDeltas`, or `SharedDeltasPerEpisode` for a
+    per-episode simulation); check `shares_deltas` first."""
+    return SharedDeltasPerEpisode(alg) if isinstance(alg, Budgeted) else SharedDeltas(alg)
+
+
+def records(alg: Algorithm, state: Any) -> tuple[jax.Array, ...]:
+    """(τ, stopped, â, rounds, counts) of a run: scalars (counts ``(K,)``) for a run of one δ;
+    ``(D,)`` for a `SharedDeltas` run (counts ``(D, K)``), where a δ that has not stopped
+    reports the trajectory's current n, counts and rounds, unstopped, â = −1."""
+    if not isinstance(alg, SharedDeltas):
+        return state.n, state.stopped, state.recommendation, rounds(alg, state), state.counts
+    inner, done = state.inner, state.recorded
+    return (
+        jnp.where(done, state.tau, inner.n),
+        done,
+        jnp.where(done, state.recommendation, -1),
+        jnp.where(done, state.rounds, rounds(alg.algorithm, inner)),
+        jnp.where(done[:, None], state.counts, inner.counts),
+    )
+
+
+def trajectories(jobs: Jobs, pending: np.ndarray) -> np.ndarray:
+    """The pending jobs grouped into shared trajectories: one row per (instance, ε, run), its
+    jobs in increasing δ, ``(T, D)`` with D the largest group (a shorter row repeats its
+    smallest δ's job, whose record it then writes twice)."""
+    if not len(pending):
+        return np.zeros((0, 1), np.int64)
+    columns = [
+        np.asarray(x)[pending].reshape(len(pending), -1).astype(np.float64)
+        for x in jax.tree_util.tree_leaves(jobs.instance)
+    ]
+    columns += [
+        jobs.epsilon[pending, None].astype(np.float32).astype(np.float64),
+        jobs.run[pending, None].astype(np.float64),
+    ]
+    _, group = np.unique(np.concatenate(columns, axis=1), axis=0, return_inverse=True)
+    group = group.ravel()
+    order = np.lexsort((jobs.delta[pending], group))
+    members = np.split(pending[order], np.flatnonzero(np.diff(group[order])) + 1)
+    width = max(len(m) for m in members)
+    rows = np.empty((len(members), width), np.int64)
+    for t, m in enumerate(members):
+        rows[t] = np.concatenate([m, np.full(width - len(m), m[0])])
+    return rows

@@ -1,0 +1,218 @@
+"""Several δ per trajectory (docs/semantics.md §31): eligibility, exactness, layouts, laws."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from _laws import same_discrete, same_tau
+
+import jaxbai
+from jaxbai import engine
+from jaxbai.base import Budgeted
+from jaxbai.engine.run import with_draws
+from jaxbai.toptwo import transportation_cost_challenger
+
+INST = jaxbai.bernoulli([0.9, 0.6, 0.5])
+DELTAS = [0.2, 0.05, 0.01]
+FIELDS = ("tau", "recommendation", "censored", "rounds", "counts")
+SHARING = sorted(n for n, f in jaxbai.ALGORITHMS.items() if engine.shares_deltas(f(), INST))
+"""Every registered algorithm whose sampling ignores δ."""
+
+
+def jobs(runs: int = 8, deltas=DELTAS, epsilon=(0.5, 5.0)) -> engine.Jobs:
+    return engine.grid_jobs(INST, list(epsilon), deltas, runs)
+
+
+def assert_same(a: engine.GridResult, b: engine.GridResult) -> None:
+    for field in FIELDS:
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+
+
+def separate_runs_on_the_shared_stream(alg, grid: engine.Jobs, seed: int, max_samples: int):
+    """Each job run alone at its own δ, but with its trajectory's stream (key of (run, ε)):
+    the step as `jaxbai.engine` runs it (fold_in(stream, n), or per-episode budgeted steps),
+    written out here without the engine's lanes, tables or sharing."""
+    num_arms = INST.means.shape[-1]
+
+    def one(epsilon, delta, run):
+        key = engine.job_key(jax.random.key(seed, impl="threefry2x32"), run, epsilon, None)
+        init_key, stream = jax.random.split(key)
+        params = alg.params(epsilon=epsilon, delta=delta)
+        state = alg.init(init_key, params, num_arms)
+        cap = jnp.int32(max_samples)
+
+        def step(s):
+            if isinstance(alg, Budgeted):
+                return alg.budgeted_step(stream, s, INST, params, cap)
+            return alg.step(jax.random.fold_in(stream, s.n), s, INST, params)
+
+        final = jax.lax.while_loop(lambda s: ~s.stopped & (s.n < cap), step, state)
+        rounds = alg.rounds(final) if hasattr(alg, "rounds") else jnp.int32(-1)
+        return final.n, final.recommendation, final.stopped, rounds, final.counts
+
+    args = (jnp.float32(grid.epsilon), jnp.float32(grid.delta), jnp.int32(grid.run))
+    return jax.device_get(jax.jit(jax.vmap(one))(*args))
+
+
+def draw_modes(name: str) -> list[str]:
+    alg = jaxbai.ALGORITHMS[name]()
+    episodic = with_draws(alg, INST, "auto") is not alg
+    return ["per_sample", "per_episode"] if episodic else ["per_sample"]
+
+
+CASES = [(name, draws) for name in SHARING for draws in draw_modes(name)]
+
+
+@pytest.mark.parametrize(("name", "draws"), CASES)
+def test_each_delta_is_the_separate_run_of_its_stream(name, draws):
+    """Every δ's (τ, â, C, N) of a shared trajectory equals, bit for bit, a run of that δ
+    alone driven by the same stream: the sampling rule ignores δ, so the runs coincide
+    until each stops. (The law of a separate run does not depend on its key: this is the
+    law equality, exactly.)"""
+    base = jaxbai.ALGORITHMS[name]()
+    alg = with_draws(base, INST, draws)
+    grid = jobs(epsilon=(3.0,))
+    res = engine.run_grid(base, grid, seed=3, draws=draws, deltas="shared", lanes_per_device=8)
+    assert res.deltas == "shared"
+    tau, rec, stopped, rounds, counts = separate_runs_on_the_shared_stream(alg, grid, 3, 10**9)
+    assert stopped.all() and not res.censored.any()
+    np.testing.assert_array_equal(res.tau, tau)
+    np.testing.assert_array_equal(res.recommendation, rec)
+    np.testing.assert_array_equal(res.rounds, rounds)
+    np.testing.assert_array_equal(res.counts, counts)
+    # τ grows as δ shrinks along each trajectory (thresholds decrease in δ)
+    per_cell = res.tau.reshape(len(DELTAS), -1)
+    assert (np.diff(per_cell, axis=0) >= 0).all()
+
+
+def test_censored_deltas_are_reported_censored():
+    """A budget that cuts a trajectory leaves its unstopped δ censored with τ = the budget."""
+    grid = jobs(runs=6, epsilon=(0.5,))
+    res = engine.run_grid(jaxbai.ctb_tt(), grid, seed=1, deltas="shared", max_samples=700)
+    tau, rec, stopped, _, _ = separate_runs_on_the_shared_stream(jaxbai.ctb_tt(), grid, 1, 700)
+    assert res.censored.any() and not res.censored.all()
+    np.testing.assert_array_equal(res.censored, ~stopped)
+    np.testing.assert_array_equal(res.tau, tau)
+    np.testing.assert_array_equal(res.recommendation, np.where(stopped, rec, -1))
+    assert (res.tau[res.censored] == 700).all()
+
+
+def test_dp_se_and_delta_reading_components_run_each_delta_separately():
+    """DP-SE's epochs depend on δ, and a challenger that reads δ makes a Top Two algorithm
+    ineligible by itself: both run per δ, with the separate mode's numbers."""
+
+    def threshold_reading_challenger(alg, state, leader, params):
+        challenger = transportation_cost_challenger(alg, state, leader, params)
+        other = (leader + 1) % state.counts.shape[0]
+        return jnp.where(params.delta < 0.02, other, challenger)
+
+    reading = dataclasses.replace(jaxbai.ttucb(), challenger=threshold_reading_challenger)
+    assert engine.shares_deltas(jaxbai.ttucb(), INST)
+    assert not engine.shares_deltas(reading, INST)
+    assert not engine.shares_deltas(jaxbai.dp_se(), INST)
+    grid = jobs(runs=4, epsilon=(5.0,))
+    for alg in (jaxbai.dp_se(), reading):
+        res = engine.run_grid(alg, grid, seed=2, deltas="shared")
+        assert res.deltas == "separate"
+        assert_same(res, engine.run_grid(alg, grid, seed=2))
+
+
+def test_unknown_mode_is_refused():
+    with pytest.raises(ValueError, match="deltas must be one of"):
+        engine.run_grid(jaxbai.ttucb(), jobs(runs=1), deltas="all")
+
+
+@pytest.mark.parametrize(("name", "draws"), [("ttucb", "per_sample"), ("adap_tt", "per_episode")])
+def test_same_results_for_any_lanes_refill_chunks_and_grid(name, draws):
+    """Lanes, refill period, chunk size, tail compaction and the baseline without refill give
+    the same shared results; a δ's record does not depend on the other δ of its grid."""
+    alg, grid = jaxbai.ALGORITHMS[name](), jobs()
+    options = {"seed": 4, "draws": draws, "deltas": "shared"}
+    reference = engine.run_vmap(alg, grid, **options)
+    for lanes, refill, chunk, shrink in [(4, 1, 700, np.inf), (64, 16, 256, 0.0)]:
+        res = engine.run_grid(
+            alg,
+            grid,
+            lanes_per_device=lanes,
+            refill_every=refill,
+            chunk_steps=chunk,
+            shrink_after=shrink,
+            **options,
+        )
+        assert_same(res, reference)
+    alone = engine.run_grid(alg, jobs(deltas=[0.05, 0.001]), **options)
+    middle, kept = reference.jobs.delta == np.float64(0.05), alone.jobs.delta == 0.05
+    np.testing.assert_array_equal(reference.tau[middle], alone.tau[kept])
+    np.testing.assert_array_equal(reference.counts[middle], alone.counts[kept])
+
+
+@pytest.mark.parametrize(("draws", "chunk_steps"), [("per_sample", 1500), ("per_episode", 3072)])
+def test_interrupt_and_resume(tmp_path, draws, chunk_steps):
+    """Stop after one chunk, resume from the checkpoint: identical to an uninterrupted run;
+    the samples counted are the resumed trajectories' (once each, not once per δ)."""
+    alg, grid = jaxbai.adap_tt(), jobs()
+    path = str(tmp_path / "grid.npz")
+    options = {"seed": 2, "draws": draws, "deltas": "shared", "lanes_per_device": 8}
+    whole = engine.run_grid(alg, grid, **options)
+    engine.run_grid(alg, grid, chunk_steps=chunk_steps, checkpoint=path, max_chunks=1, **options)
+    with np.load(path) as data:
+        done = data["done"]
+    assert 0 < done.sum() < len(grid)
+    resumed = engine.run_grid(alg, grid, checkpoint=path, resume=True, **options)
+    assert_same(resumed, whole)
+    pending = ~done.reshape(2, len(DELTAS), -1).any(axis=1)
+    longest = whole.tau.reshape(2, len(DELTAS), -1).max(axis=1)
+    assert resumed.samples == longest[pending].sum()
+
+
+def test_a_checkpoint_of_the_other_mode_is_refused(tmp_path):
+    path = str(tmp_path / "grid.npz")
+    engine.run_grid(jaxbai.ttucb(), jobs(runs=2), checkpoint=path)
+    with pytest.raises(ValueError, match="different grid"):
+        engine.run_grid(jaxbai.ttucb(), jobs(runs=2), checkpoint=path, resume=True, deltas="shared")
+
+
+SCRIPT = """
+import json, sys, numpy as np, jaxbai
+from jaxbai import engine
+jobs = engine.grid_jobs(jaxbai.bernoulli([0.9, 0.6, 0.5]), [0.5, 5.0], [0.2, 0.05, 0.01], 6)
+res = engine.run_grid(jaxbai.adap_tt(), jobs, seed=5, lanes_per_device=4, deltas="shared")
+json.dump({f: np.asarray(getattr(res, f)).tolist() for f in FIELDS}, sys.stdout)
+""".replace("FIELDS", repr(FIELDS))
+
+
+def test_same_results_on_one_and_four_devices():
+    def run(count: int) -> dict:
+        flags = f"--xla_force_host_platform_device_count={count}"
+        env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
+        proc = subprocess.run(
+            [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True
+        )
+        return json.loads(proc.stdout)
+
+    assert run(1) == run(4)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize(("name", "draws"), [("ttucb", "per_sample"), ("adap_tt", "per_episode")])
+def test_law_of_each_delta_equals_a_separate_run(name, draws):
+    """Two-sample tests (Welch + KS on τ, χ² on â and C) of each δ's shared record against
+    separate runs, with a power check: a 10 % shift of E[τ] would be detected."""
+    alg = jaxbai.ALGORITHMS[name]()
+    grid = engine.grid_jobs(INST, [1.0], [0.1, 0.001], 1500)
+    shared = engine.run_grid(alg, grid, seed=11, draws=draws, deltas="shared")
+    separate = engine.run_grid(alg, grid, seed=12, draws=draws)
+    for delta in (0.1, 0.001):
+        cell = grid.delta == delta
+        same_tau(shared.tau[cell], separate.tau[cell], shift=0.1)
+        same_discrete(shared.recommendation[cell], separate.recommendation[cell])
+        if name == "adap_tt":
+            same_discrete(shared.rounds[cell], separate.rounds[cell])
