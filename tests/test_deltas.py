@@ -80,8 +80,8 @@ def test_each_delta_is_the_separate_run_of_its_stream(name, draws):
     base = jaxbai.ALGORITHMS[name]()
     alg = with_draws(base, INST, draws)
     grid = jobs(epsilon=(3.0,))
-    res = engine.run_grid(base, grid, seed=3, draws=draws, deltas="shared", lanes_per_device=8)
-    assert res.deltas == "shared"
+    res = engine.run_grid(base, grid, seed=3, draws=draws, share_deltas=True, lanes_per_device=8)
+    assert res.shared_deltas
     tau, rec, stopped, rounds, counts = separate_runs_on_the_shared_stream(alg, grid, 3, 10**9)
     assert stopped.all() and not res.censored.any()
     np.testing.assert_array_equal(res.tau, tau)
@@ -96,7 +96,7 @@ def test_each_delta_is_the_separate_run_of_its_stream(name, draws):
 def test_censored_deltas_are_reported_censored():
     """A budget that cuts a trajectory leaves its unstopped δ censored with τ = the budget."""
     grid = jobs(runs=6, epsilon=(0.5,))
-    res = engine.run_grid(jaxbai.ctb_tt(), grid, seed=1, deltas="shared", max_samples=700)
+    res = engine.run_grid(jaxbai.ctb_tt(), grid, seed=1, share_deltas=True, max_samples=700)
     tau, rec, stopped, _, _ = separate_runs_on_the_shared_stream(jaxbai.ctb_tt(), grid, 1, 700)
     assert res.censored.any() and not res.censored.all()
     np.testing.assert_array_equal(res.censored, ~stopped)
@@ -120,14 +120,14 @@ def test_dp_se_and_delta_reading_components_run_each_delta_separately():
     assert not engine.shares_deltas(jaxbai.dp_se(), INST)
     grid = jobs(runs=4, epsilon=(5.0,))
     for alg in (jaxbai.dp_se(), reading):
-        res = engine.run_grid(alg, grid, seed=2, deltas="shared")
-        assert res.deltas == "separate"
+        res = engine.run_grid(alg, grid, seed=2, share_deltas=True)
+        assert not res.shared_deltas
         assert_same(res, engine.run_grid(alg, grid, seed=2))
 
 
 def test_unknown_mode_is_refused():
-    with pytest.raises(ValueError, match="deltas must be one of"):
-        engine.run_grid(jaxbai.ttucb(), jobs(runs=1), deltas="all")
+    with pytest.raises(ValueError, match="share_deltas must be True or False"):
+        engine.run_grid(jaxbai.ttucb(), jobs(runs=1), share_deltas="yes")
 
 
 @pytest.mark.parametrize(("name", "draws"), [("ttucb", "per_sample"), ("adap_tt", "per_episode")])
@@ -135,7 +135,7 @@ def test_same_results_for_any_lanes_refill_chunks_and_grid(name, draws):
     """Lanes, refill period, chunk size, tail compaction and the baseline without refill give
     the same shared results; a δ's record does not depend on the other δ of its grid."""
     alg, grid = jaxbai.ALGORITHMS[name](), jobs()
-    options = {"seed": 4, "draws": draws, "deltas": "shared"}
+    options = {"seed": 4, "draws": draws, "share_deltas": True}
     reference = engine.run_vmap(alg, grid, **options)
     for lanes, refill, chunk, shrink in [(4, 1, 700, np.inf), (64, 16, 256, 0.0)]:
         res = engine.run_grid(
@@ -160,7 +160,7 @@ def test_interrupt_and_resume(tmp_path, draws, chunk_steps):
     the samples counted are the resumed trajectories' (once each, not once per δ)."""
     alg, grid = jaxbai.adap_tt(), jobs()
     path = str(tmp_path / "grid.npz")
-    options = {"seed": 2, "draws": draws, "deltas": "shared", "lanes_per_device": 8}
+    options = {"seed": 2, "draws": draws, "share_deltas": True, "lanes_per_device": 8}
     whole = engine.run_grid(alg, grid, **options)
     engine.run_grid(alg, grid, chunk_steps=chunk_steps, checkpoint=path, max_chunks=1, **options)
     with np.load(path) as data:
@@ -175,16 +175,17 @@ def test_interrupt_and_resume(tmp_path, draws, chunk_steps):
 
 def test_a_checkpoint_of_the_other_mode_is_refused(tmp_path):
     path = str(tmp_path / "grid.npz")
-    engine.run_grid(jaxbai.ttucb(), jobs(runs=2), checkpoint=path)
+    grid = jobs(runs=2)
+    engine.run_grid(jaxbai.ttucb(), grid, checkpoint=path)
     with pytest.raises(ValueError, match="different grid"):
-        engine.run_grid(jaxbai.ttucb(), jobs(runs=2), checkpoint=path, resume=True, deltas="shared")
+        engine.run_grid(jaxbai.ttucb(), grid, checkpoint=path, resume=True, share_deltas=True)
 
 
 SCRIPT = """
 import json, sys, numpy as np, jaxbai
 from jaxbai import engine
 jobs = engine.grid_jobs(jaxbai.bernoulli([0.9, 0.6, 0.5]), [0.5, 5.0], [0.2, 0.05, 0.01], 6)
-res = engine.run_grid(jaxbai.adap_tt(), jobs, seed=5, lanes_per_device=4, deltas="shared")
+res = engine.run_grid(jaxbai.adap_tt(), jobs, seed=5, lanes_per_device=4, share_deltas=True)
 json.dump({f: np.asarray(getattr(res, f)).tolist() for f in FIELDS}, sys.stdout)
 """.replace("FIELDS", repr(FIELDS))
 
@@ -208,7 +209,7 @@ def test_law_of_each_delta_equals_a_separate_run(name, draws):
     separate runs, with a power check: a 10 % shift of E[τ] would be detected."""
     alg = jaxbai.ALGORITHMS[name]()
     grid = engine.grid_jobs(INST, [1.0], [0.1, 0.001], 1500)
-    shared = engine.run_grid(alg, grid, seed=11, draws=draws, deltas="shared")
+    shared = engine.run_grid(alg, grid, seed=11, draws=draws, share_deltas=True)
     separate = engine.run_grid(alg, grid, seed=12, draws=draws)
     for delta in (0.1, 0.001):
         cell = grid.delta == delta

@@ -21,7 +21,7 @@ Jobs are split over devices round-robin and each device runs its own lane pool u
 few lanes are still busy, they are compacted into a smaller pool. Step n's key is computed by
 `fold_in_step`, bit for bit ``fold_in``, in one fusion.
 
-Several δ per trajectory (``deltas="shared"``, docs/semantics.md §31): the sampling rule of a
+Several δ per trajectory (``share_deltas=True``, docs/semantics.md §31): the sampling rule of a
 Top Two algorithm does not read δ, so one trajectory per (instance, ε, run) is tested against
 every δ of the grid and records each δ's first stop; its key depends on (run, ε) only. DP-SE,
 whose epochs depend on δ, runs each δ separately (`shares_deltas`).
@@ -57,7 +57,6 @@ from jaxbai.engine._checkpoint import (
 )
 from jaxbai.engine._distributed import predicted_cost
 from jaxbai.engine._shared import (
-    DELTAS,
     SharedDeltas,
     SharedDeltasPerEpisode,
     SharedParams,
@@ -72,13 +71,12 @@ from jaxbai.engine.run import (
     run_grid,
     run_vmap,
     select_devices,
-    with_deltas,
     with_draws,
+    with_shared_deltas,
 )
 
 __all__ = [
     "CHECKPOINT_VERSION",
-    "DELTAS",
     "DRAWS",
     "SHARED_DELTA",
     "GridResult",
@@ -98,7 +96,7 @@ __all__ = [
     "select_devices",
     "shard_path",
     "shares_deltas",
-    "with_deltas",
     "with_draws",
+    "with_shared_deltas",
     "write_checkpoint",
 ]

@@ -36,7 +36,6 @@ from jaxbai.base import (
 from jaxbai.engine.jobs import Jobs
 
 __all__ = [
-    "DELTAS",
     "SharedDeltas",
     "SharedDeltasPerEpisode",
     "SharedParams",
@@ -47,11 +46,6 @@ __all__ = [
     "shares_deltas",
     "trajectories",
 ]
-
-DELTAS = ("separate", "shared")
-"""How a grid's δ are run: one trajectory per (run, ε, δ) (``"separate"``), or one trajectory
-per (run, ε) tested against every δ where the algorithm allows it (``"shared"``,
-`shares_deltas`; the others run separately)."""
 
 
 def _depends_on_input(jaxpr: jex.Jaxpr, index: int) -> bool:

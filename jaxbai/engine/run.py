@@ -39,7 +39,7 @@ from jaxbai.engine._lanes import (
     shrink_pool,
     vmap_until_all_stop,
 )
-from jaxbai.engine._shared import DELTAS, SharedDeltas, shared, shares_deltas, trajectories
+from jaxbai.engine._shared import SharedDeltas, shared, shares_deltas, trajectories
 from jaxbai.engine.jobs import Jobs
 
 __all__ = [
@@ -48,8 +48,8 @@ __all__ = [
     "run_grid",
     "run_vmap",
     "select_devices",
-    "with_deltas",
     "with_draws",
+    "with_shared_deltas",
 ]
 
 
@@ -70,8 +70,8 @@ class GridResult(NamedTuple):
         samples: samples drawn by the jobs finished in this call (by their trajectories,
             once each, when several δ share one).
         wall_time: seconds spent in this call.
-        deltas: how the δ were run, one of `DELTAS` (``"shared"`` only where the algorithm
-            allows it, `with_deltas`).
+        shared_deltas: whether the δ of each (instance, ε, run) shared one trajectory
+            (only where the algorithm allows it, `with_shared_deltas`).
     """
 
     tau: np.ndarray
@@ -84,7 +84,7 @@ class GridResult(NamedTuple):
     lane_steps: int
     samples: int
     wall_time: float
-    deltas: str = "separate"
+    shared_deltas: bool = False
 
     @property
     def efficiency(self) -> float:
@@ -196,19 +196,19 @@ def with_draws(alg: Algorithm, instance: Instance, draws: str) -> Algorithm:
     return alg.per_episode()
 
 
-def with_deltas(alg: Algorithm, jobs: Jobs, deltas: str) -> Algorithm:
-    """The algorithm the engine runs for ``deltas`` (one of `DELTAS`, docs/semantics.md §31):
-    ``"shared"`` wraps an algorithm that `shares_deltas` into `jaxbai.engine.SharedDeltas`
-    (one trajectory per (instance, ε, run), tested against each of its δ) and leaves any other
-    (DP-SE, whose epochs depend on δ) to run each δ separately.
+def with_shared_deltas(alg: Algorithm, jobs: Jobs, share: bool) -> Algorithm:
+    """The algorithm the engine runs (docs/semantics.md §31): with ``share``, an algorithm that
+    `shares_deltas` wrapped into `jaxbai.engine.SharedDeltas` (one trajectory per (instance, ε,
+    run), tested against each of its δ); any other (DP-SE, whose epochs depend on δ) as it is,
+    each δ run separately.
 
     Raises:
-        ValueError: an unknown mode.
+        ValueError: ``share`` is not a bool.
     """
-    if deltas not in DELTAS:
-        raise ValueError(f"deltas must be one of {DELTAS}, got {deltas!r}")
+    if not isinstance(share, bool):
+        raise ValueError(f"share_deltas must be True or False, got {share!r}")
     first = jax.tree_util.tree_map(lambda x: np.asarray(x)[0], jobs.instance)
-    if deltas == "separate" or not shares_deltas(alg, first):
+    if not share or not shares_deltas(alg, first):
         return alg
     return shared(alg)
 
@@ -243,7 +243,7 @@ def run_grid(
     refill_every: int = 16,
     chunk_steps: int = 1 << 15,
     device: str | None = None,
-    deltas: str = "separate",
+    share_deltas: bool = False,
     checkpoint: str | None = None,
     resume: bool = False,
     checkpoint_every: float = 30.0,
@@ -266,9 +266,9 @@ def run_grid(
         chunk_steps: steps per compiled call between host updates. With per-episode draws
             both count samples: a step then draws up to `PerEpisode.pulls` of them.
         device: ``"cpu"``, ``"gpu"`` or None (JAX's default devices).
-        deltas: one of `DELTAS`: a trajectory per job, or one per (instance, ε, run) tested
-            against each of its δ where the algorithm allows it (`with_deltas`; same law of
-            each δ's (τ, â, C), other numbers, docs/semantics.md §31).
+        share_deltas: one trajectory per (instance, ε, run), tested against each of its δ,
+            where the algorithm allows it (`with_shared_deltas`; the same law of each δ's
+            (τ, â, C) as a trajectory per job, other numbers, docs/semantics.md §31).
         checkpoint: path of the checkpoint file (None: no checkpoint).
         resume: continue from ``checkpoint`` (finished jobs are kept, others rerun exactly).
         checkpoint_every: seconds between checkpoint writes (one is always written at the end).
@@ -297,7 +297,7 @@ def run_grid(
         (4,)
     """
     best = _check_grid(alg, jobs, max_samples)
-    alg = with_deltas(with_draws(alg, jobs.instance, draws), jobs, deltas)
+    alg = with_shared_deltas(with_draws(alg, jobs.instance, draws), jobs, share_deltas)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ValueError(f"seed must be an integer, got {seed!r}")
     for name, value in (
@@ -385,7 +385,7 @@ def _grid_result(
         lane_steps=lane_steps,
         samples=samples,
         wall_time=time.perf_counter() - start,
-        deltas="shared" if isinstance(alg, SharedDeltas) else "separate",
+        shared_deltas=isinstance(alg, SharedDeltas),
     )
 
 
@@ -467,16 +467,16 @@ def run_vmap(
     seed: int = 0,
     max_samples: int = 10**9,
     draws: str = "auto",
-    deltas: str = "separate",
+    share_deltas: bool = False,
 ) -> GridResult:
     """Baseline without lane refill: one `vmap` of a `while_loop` over all jobs, on one device.
 
     Every lane runs until the slowest job stops. Same keys and step as `run_grid` (and the same
-    ``draws`` and ``deltas``), so per-job results are identical; used by the benchmarks and
+    ``draws`` and ``share_deltas``), so per-job results are identical; used by the benchmarks and
     tests as the reference.
     """
     best = _check_grid(alg, jobs, max_samples)
-    alg = with_deltas(with_draws(alg, jobs.instance, draws), jobs, deltas)
+    alg = with_shared_deltas(with_draws(alg, jobs.instance, draws), jobs, share_deltas)
     num_arms = int(np.asarray(jobs.instance.means).shape[-1])
     units = _units(alg, jobs, np.arange(len(jobs)))
     table, order = device_tables(jobs, units, 1)
