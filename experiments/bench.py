@@ -8,6 +8,9 @@ W2: ``adap_tt``, mu1, ε ∈ {0.01, 0.1, 1, 10, 100}, 200 runs each, one grid: w
 W4: ``adap_tt`` and ``adap_tt_star``, mu1, ε ∈ {0.01, 0.1, 1}, 200 runs each, one grid per
     algorithm: samples/s with rewards drawn per sample and per episode (``draws``), the ratio,
     and the two paths' mean τ and C (the same law, different draws).
+W5: ``ttucb`` and ``adap_tt`` (ε = 1, per-episode draws), mu1, δ ∈ {10⁻¹, …, 10⁻⁶}: wall time
+    of the six δ on shared trajectories (``share_deltas``) and run separately, each against
+    the smallest δ alone, beside Σ_δ E[τ(δ)] / E[τ(δ_min)], what separate runs should cost.
 W3: W1 at 10⁵ runs on a GPU (``--device gpu``; ``bash experiments/gpu.sh`` runs W1–W3 and
     the paper preset's cost plan on a CUDA machine in one command).
 
@@ -43,6 +46,7 @@ __all__ = [
     "w1",
     "w2",
     "w4",
+    "w5",
 ]
 
 
@@ -52,11 +56,13 @@ def _timed(fn: Any) -> tuple[Any, float]:
     return out, time.perf_counter() - start
 
 
-def engine_rate(alg: Any, jobs: Any, device: str, draws: str = "auto") -> dict[str, float]:
+def engine_rate(
+    alg: Any, jobs: Any, device: str, draws: str = "auto", share_deltas: bool = False
+) -> dict[str, float]:
     """Samples/s of `run_grid` (after a warm-up that compiles the same program)."""
     from jaxbai import engine
 
-    options = {"device": device, "draws": draws}
+    options = {"device": device, "draws": draws, "share_deltas": share_deltas}
     engine.run_grid(alg, jobs, seed=1, max_chunks=1, chunk_steps=64, **options)
     res, wall = _timed(lambda: engine.run_grid(alg, jobs, seed=0, **options))
     return {
@@ -163,6 +169,32 @@ def w4(device: str, runs: int) -> dict[str, Any]:
     return out
 
 
+DELTAS_W5 = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+
+
+def w5(device: str, runs: int) -> dict[str, Any]:
+    """W5: six δ on shared trajectories and separately, against the smallest δ alone."""
+    import jaxbai
+    from jaxbai import engine
+
+    inst = jaxbai.bernoulli(jaxbai.PAPER_INSTANCES["mu1"])
+    out: dict[str, Any] = {}
+    for name, eps in (("ttucb", float("inf")), ("adap_tt", 1.0)):
+        alg = jaxbai.ALGORITHMS[name]()
+        six = engine.grid_jobs(inst, eps, DELTAS_W5, runs)
+        alone = engine_rate(alg, engine.grid_jobs(inst, eps, min(DELTAS_W5), runs), device)
+        shared = engine_rate(alg, six, device, share_deltas=True)
+        separate = engine_rate(alg, six, device)
+        taus = engine.run_grid(alg, six, seed=0, device=device).tau.reshape(len(DELTAS_W5), -1)
+        out[name] = {
+            "shared_over_alone": shared["wall_s"] / alone["wall_s"],
+            "separate_over_alone": separate["wall_s"] / alone["wall_s"],
+            "sum_tau_over_tau_min": float(taus.mean(axis=1).sum() / taus[-1].mean()),
+            "alone_wall_s": alone["wall_s"],
+        }
+    return out
+
+
 def table(report: dict[str, Any]) -> str:
     """A Markdown table of the headline figures."""
     rows = ["| workload | figure | value |", "| --- | --- | --- |"]
@@ -211,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         "W1": w1(args.device, runs_w1, py_runs),
         "W2": w2(args.device, runs_w2),
         "W4": w4(args.device, runs_w2),
+        "W5": w5(args.device, runs_w2 * 5),
     }
     if args.device == "gpu":
         report["W3"] = w1("gpu", 10**4 if args.quick else 10**5, 1)

@@ -161,6 +161,9 @@ class Context(NamedTuple):
     families: dict[str, str] = {}  # noqa: RUF012
     roles: Mapping[str, str] = {}
     """The algorithm that plays each paper algorithm's part in the claims (default: itself)."""
+    asymptotic: Mapping[int, float] = {}
+    """lim sup E[τ]/log(1/δ) as the paper bounds it (`experiments.stats.asymptotic_bound`)
+    for each summary row whose algorithm has one."""
 
 
 def _role(ctx: Context, algorithm: str) -> str:
@@ -523,10 +526,59 @@ def rounds_claims(ctx: Context) -> list[Claim]:
     ]
 
 
+def log_delta_cells(ctx: Context) -> list[Cell]:
+    """One fit of mean τ on log(1/δ) per (algorithm, instance, ε) with ≥ 3 uncensored δ: the
+    slope against T* (the lower bound's characteristic time at that ε). It fails below T* or
+    above the algorithm's asymptotic bound (where the paper gives one), and holds when its
+    interval lies between them."""
+    s = ctx.summary
+    curves: dict[tuple, list[int]] = {}
+    for i in range(len(s["mean"])):
+        if not censored(ctx, i) and math.isfinite(ctx.lower_bound[i]):
+            key = (s["algorithm"][i], s["instance"][i], float(s["epsilon"][i]))
+            curves.setdefault(key, []).append(i)
+    cells = []
+    for (algorithm, instance, eps), idx in curves.items():
+        fit = stats.log_delta_line(s["delta"][idx], s["mean"][idx], s["se"][idx])
+        if fit is None:
+            continue
+        slope = fit[0]
+        i = idx[0]
+        t_star = ctx.lower_bound[i] / math.log(1 / (2.4 * s["delta"][i]))
+        upper = ctx.asymptotic.get(i, math.nan)
+        ratio = Interval(slope.value / t_star, slope.lo / t_star, slope.hi / t_star)
+        if slope.hi < t_star or (math.isfinite(upper) and slope.lo > upper):
+            verdict = FAILS
+        elif slope.lo >= t_star and (not math.isfinite(upper) or slope.hi <= upper):
+            verdict = HOLDS
+        else:
+            verdict = INCONCLUSIVE
+        bound = f" (asymptotic bound {upper / t_star:.3g}·T*)" if math.isfinite(upper) else ""
+        cells.append(Cell(f"{algorithm}/{instance}{bound}", eps, ratio, verdict))
+    return cells
+
+
+def log_delta_claims(ctx: Context) -> list[Claim]:
+    """τ against log(1/δ) (docs/semantics.md §31): only for sweeps with several δ."""
+    cells = log_delta_cells(ctx)
+    if not cells:
+        return []
+    return [
+        claim_from_cells(
+            "D1",
+            "E[τ] grows like T·log(1/δ) with T* ≤ T ≤ the algorithm's asymptotic bound "
+            "(Lemma 5, Theorems 10 and 17; Eq. 5, Theorems 22 and 24)",
+            cells,
+            "slope / T*",
+        )
+    ]
+
+
 def evaluate(ctx: Context) -> list[Claim]:
     """All claims, in report order."""
     paper = local_claims(ctx) + global_claims(ctx)
-    return paper + published_claims(ctx) + common_claims(ctx) + rounds_claims(ctx)
+    common = common_claims(ctx) + rounds_claims(ctx) + log_delta_claims(ctx)
+    return paper + published_claims(ctx) + common
 
 
 def context_from_runs(table: Table, config: SweepConfig | None = None) -> Context:
@@ -544,4 +596,30 @@ def context_from_runs(table: Table, config: SweepConfig | None = None) -> Contex
     }
     episodes = rounds.episode_modes(results.unique(summary["algorithm"]), config)
     lower = overlay.cell_lower_bounds(summary, instances)
-    return Context(summary, switch, lower, episodes, families)
+    asymptotic = _asymptotic_bounds(summary, config, families)
+    return Context(summary, switch, lower, episodes, families, asymptotic=asymptotic)
+
+
+def _asymptotic_bounds(
+    summary: Table, config: SweepConfig | None, families: Mapping[str, str]
+) -> dict[int, float]:
+    """`experiments.stats.asymptotic_bound` of every summary row of a sweep with several δ
+    (the only claim that reads it), Bernoulli instances only; algorithms as the sweep ran
+    them, else their registry entries."""
+    if len(set(summary["delta"].tolist())) < 3:
+        return {}
+    algorithms = stats.algorithms_of(config)
+    known = registry()
+    out = {}
+    columns = ("algorithm", "instance", "means", "epsilon")
+    for i, (label, instance, means, eps) in enumerate(
+        zip(*(summary[c] for c in columns), strict=True)
+    ):
+        if families[instance] != "bernoulli":
+            continue
+        alg = algorithms.get(label)
+        if alg is None and label in known:
+            alg = known[label].factory()
+        if alg is not None:
+            out[i] = stats.asymptotic_bound(alg, results.parse_means(means), float(eps))
+    return out

@@ -114,9 +114,11 @@ FIGURE_KINDS = (
     "rounds_global",
     "rounds_nonprivate",
     "allocations",
+    "log_delta",
 )
 """Figures `experiments.plot` can draw (``[plot] figures`` selects among them; ``allocations``
-is one PNG per instance of the empirical proportions against ω*)."""
+is one PNG per instance of the empirical proportions against ω*; ``log_delta``, τ against
+log(1/δ) with both bounds, for curves with at least 3 δ)."""
 
 _FORMATS = ("png", "pdf", "svg")
 _PLOT_KEYS = ("figures", "formats", "dpi")
@@ -133,6 +135,7 @@ TOP_KEYS = (
     "threshold",
     "max_samples",
     "draws",
+    "share_deltas",
     "seed",
     "device",
     "out",
@@ -176,6 +179,9 @@ class SweepConfig:
         max_samples: per-run sample budget; runs reaching it are censored.
         draws: how rewards are drawn (`jaxbai.engine.DRAWS`; ``"auto"``: per episode for
             episodic algorithms on Bernoulli or Gaussian instances, docs/semantics.md §25).
+        share_deltas: one trajectory per (instance, ε, run) tested against every δ, for the
+            algorithms whose sampling ignores δ (`jaxbai.engine.shares_deltas`; the others,
+            DP-SE, run each δ separately), docs/semantics.md §31.
         seed: master seed of the engine.
         device: ``"cpu"``, ``"gpu"`` or None (JAX's default).
         out: output directory.
@@ -193,6 +199,7 @@ class SweepConfig:
     threshold: str = "heuristic"
     max_samples: int = 10**9
     draws: str = "auto"
+    share_deltas: bool = False
     seed: int = 0
     device: str | None = None
     out: str = ""
@@ -244,6 +251,7 @@ class SweepConfig:
             "threshold": self.threshold,
             "max_samples": self.max_samples,
             "draws": self.draws,
+            "share_deltas": self.share_deltas,
             "seed": self.seed,
             "device": self.device,
             "plot": {k: list(v) if isinstance(v, tuple) else v for k, v in _asdict(self.plot)},
@@ -277,6 +285,13 @@ def _grid(value: object, path: tuple, what: str, ok) -> tuple[float, ...]:
             raise ConfigError(path, f"{v!r} appears twice; values must be distinct")
         seen.add(float(v))
     return tuple(float(v) for v in values)
+
+
+def _bool(value: object, path: tuple) -> bool:
+    """A TOML boolean (not 0/1, not a string)."""
+    if not isinstance(value, bool):
+        raise ConfigError(path, f"must be true or false, got {value!r}")
+    return value
 
 
 def _choice(value: object, path: tuple, choices: Sequence) -> Any:
@@ -374,6 +389,7 @@ def parse(data: Mapping, name: str = "config", *, check: bool = True) -> SweepCo
         threshold=_string(data.get("threshold", "heuristic"), ("threshold",)),
         max_samples=_integer(data.get("max_samples", 10**9), ("max_samples",), 1, MAX_COUNT),
         draws=_string(data.get("draws", "auto"), ("draws",)),
+        share_deltas=_bool(data.get("share_deltas", False), ("share_deltas",)),
         seed=_integer(data.get("seed", 0), ("seed",), 0, 2**32 - 1),
         device=None if device is None else _choice(device, ("device",), ("cpu", "gpu")),
         out=_string(data.get("out") or f"results/{data.get('name', name)}", ("out",)),
@@ -455,6 +471,7 @@ def _check_values(config: SweepConfig) -> None:
     _integer(config.max_samples, ("max_samples",), 1, MAX_COUNT)
     _integer(config.seed, ("seed",), 0, 2**32 - 1)
     _choice(config.draws, ("draws",), DRAWS)
+    _bool(config.share_deltas, ("share_deltas",))
     if config.device is not None:
         _choice(config.device, ("device",), ("cpu", "gpu"))
 

@@ -1,7 +1,9 @@
 """Theory overlays from `jaxbai.theory`: lower bounds on E[τ] and privacy-regime switches.
 
 The lower bound of a cell is T*·log(1/(2.4δ)) with T* = T*_KL(ν) (non-private, Lemma 5),
-T*_ℓ(ν; ε) (local DP, Theorem 10) or T*_g(ν; ε) (global DP, Theorem 17). The regime switch is
+T*_ℓ(ν; ε) (local DP, Theorem 10) or T*_g(ν; ε) (global DP, Theorem 17). Beside it,
+`practical_bound` is the smallest t ≥ T*·c(t, δ), with c the Gaussian GLR threshold of the
+stopping-threshold family (`jaxbai.theory.practical_bound`). The regime switch is
 `jaxbai.theory.regime_switch` (Corollaries 11 and 18). Every figure and report gets its theory
 through this module only.
 
@@ -42,6 +44,7 @@ __all__ = [
     "characteristic_time",
     "instance_family",
     "lower_bound",
+    "practical_bound",
     "regime_switch",
     "theory_model",
     "theory_note",
@@ -141,6 +144,47 @@ def lower_bound(
 
     times = characteristic_time(means, privacy, epsilon, family, sigma)
     return np.asarray(theory.lower_bound_samples(times, delta), np.float64)
+
+
+def _gaussian_threshold(threshold: str, num_arms: int):
+    """c(t, δ) of a threshold family's Gaussian GLR test as a function of the samples t: the
+    heuristic log((1 + log t)/δ), or Eq. 4 at N_a = N_b = t/2 (``"theory"``)."""
+    from jaxbai import thresholds
+
+    if threshold == "heuristic":
+        return thresholds.heuristic_gaussian_threshold
+    if threshold == "theory":
+        return lambda t, d: thresholds.c_gaussian_threshold(t / 2, t / 2, d, num_arms)
+    raise ValueError(f"unknown threshold family {threshold!r}")
+
+
+def practical_bound(
+    means,
+    privacy: str,
+    epsilon: np.ndarray,
+    delta,
+    threshold: str = "heuristic",
+    family: str = "bernoulli",
+    sigma=None,
+) -> np.ndarray:
+    """The smallest t ≥ T*·c(t, δ) for each ε (T* as in `lower_bound`, c the Gaussian GLR
+    threshold of the family ``threshold``); NaN where there is no T*.
+
+    Example:
+        >>> lb = lower_bound([0.9, 0.5], "none", np.array([np.inf]), 0.01)
+        >>> bool(practical_bound([0.9, 0.5], "none", np.array([np.inf]), 0.01)[0] > lb[0])
+        True
+    """
+    from jaxbai import theory
+
+    times = characteristic_time(means, privacy, epsilon, family, sigma)
+    fn = _gaussian_threshold(threshold, len(means))
+    out = np.full(np.broadcast_shapes(times.shape, np.shape(delta)), np.nan)
+    known = np.broadcast_to(np.isfinite(times), out.shape)
+    if known.any():
+        t, d = np.broadcast_arrays(times, np.asarray(delta, np.float64))
+        out[known] = theory.practical_bound(t[known], d[known], fn)
+    return out
 
 
 def cell_lower_bounds(

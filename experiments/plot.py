@@ -130,6 +130,8 @@ class Labels(NamedTuple):
     """Episode mode of every algorithm label (`experiments.rounds.episode_modes`)."""
     instances: dict
     """`experiments.specs.InstanceSpec` of every instance name that has one."""
+    threshold: str = "heuristic"
+    """The sweep's stopping-threshold family (its practical bound is drawn)."""
 
     @classmethod
     def of(cls, summary: Table, sweep_config: SweepConfig | None) -> Labels:
@@ -138,7 +140,8 @@ class Labels(NamedTuple):
         own = {a.label: a for a in sweep_config.algorithms} if sweep_config else {}
         names = {a: own[a].display_name() if a in own else display_name(a) for a in labels}
         instances = {i.name: i for i in sweep_config.instances} if sweep_config else {}
-        return cls(names, rounds.episode_modes(labels, sweep_config), instances)
+        threshold = sweep_config.threshold if sweep_config else "heuristic"
+        return cls(names, rounds.episode_modes(labels, sweep_config), instances, threshold)
 
 
 def _privacy(summary: Table) -> dict[str, str]:
@@ -267,9 +270,11 @@ def draw_theory(
     x_range: tuple[float, float],
     family: str = "bernoulli",
     sigma: float | None = None,
+    threshold: str = "heuristic",
 ) -> None:
-    """Lower-bound curve and regime-switch line of one instance (against ε at ``delta``, or
-    against δ if ``delta`` is None); a note on the panel where `jaxbai.theory` has none."""
+    """Lower-bound and practical-bound curves (`experiments.overlay`) and the regime-switch
+    line of one instance (against ε at ``delta``, or against δ if ``delta`` is None); a note on
+    the panel where `jaxbai.theory` has none."""
     model = overlay.theory_model(family, privacy) or overlay.theory_model(family, "none")
     if model is None:
         ax.text(
@@ -282,12 +287,13 @@ def draw_theory(
         )
         return
     grid = np.geomspace(*x_range, 60)
-    if delta is None:  # against δ: the non-private bound (ε = ∞) at every δ of the grid
-        bound = overlay.lower_bound(means, model, np.full(60, np.inf), grid, family, sigma)
-    else:
-        bound = overlay.lower_bound(means, model, grid, delta, family, sigma)
-    label = "lower bound T*·log(1/(2.4δ))"
-    ax.plot(grid, bound, ls="--", color="gray", lw=1, label=label)
+    # against δ: the non-private bounds (ε = ∞) at every δ of the grid
+    eps, dlt = (np.full(60, np.inf), grid) if delta is None else (grid, delta)
+    bound = overlay.lower_bound(means, model, eps, dlt, family, sigma)
+    practical = overlay.practical_bound(means, model, eps, dlt, threshold, family, sigma)
+    ax.plot(grid, bound, ls="--", color="gray", lw=1, label="lower bound T*·log(1/(2.4δ))")
+    label = f"practical bound: t = T*·c(t, δ), {threshold} c"
+    ax.plot(grid, practical, ls=":", color="gray", lw=1, label=label)
     switch = overlay.regime_switch(means, privacy, family)
     if delta is not None and math.isfinite(switch):
         ax.axvline(switch, color="gray", lw=8, alpha=0.2, label="regime switch ε_s (theory)")
@@ -342,7 +348,8 @@ def draw_figure(summary: Table, spec: FigureSpec, labels: Labels | None = None) 
         means = results.parse_means(means_of[instance])
         family, sigma = overlay.instance_family(instance, labels.instances)
         if not spec.rounds:
-            draw_theory(ax, means, spec.privacy, spec.delta, x_range, family, sigma)
+            theory = (family, sigma, labels.threshold)
+            draw_theory(ax, means, spec.privacy, spec.delta, x_range, *theory)
         for algorithm in spec.algorithms:
             draw_algorithm(ax, summary, algorithm, instance, spec.delta, labels, spec.rounds)
         ax.set_xscale("log")
@@ -468,7 +475,91 @@ def draw_all(summary: Table, out_dir: str, sweep_config: SweepConfig | None = No
             paths.append(path)
     if not options.figures or "allocations" in options.figures:
         paths += draw_allocation_figures(summary, out_dir, labels, options.dpi)
+    if log_delta_curves(summary) and (not options.figures or "log_delta" in options.figures):
+        fig = draw_log_delta(summary, labels)
+        for ext in options.formats:
+            paths.append(os.path.join(out_dir, f"tau_vs_log_delta.{ext}"))
+            fig.savefig(paths[-1], dpi=options.dpi)
     return paths
+
+
+MIN_LOG_DELTA_POINTS = 3
+"""δ values a curve needs in the τ-against-log(1/δ) figure (and its slope claim)."""
+
+
+def log_delta_curves(summary: Table) -> dict[tuple[str, str, float], np.ndarray]:
+    """Rows of every (algorithm, instance, ε) with at least `MIN_LOG_DELTA_POINTS` δ, by δ
+    decreasing (log(1/δ) increasing)."""
+    curves: dict[tuple[str, str, float], list[int]] = {}
+    keys = zip(summary["algorithm"], summary["instance"], summary["epsilon"], strict=True)
+    for i, key in enumerate(keys):
+        curves.setdefault((key[0], key[1], float(key[2])), []).append(i)
+    return {
+        key: np.array(sorted(idx, key=lambda i: -summary["delta"][i]))
+        for key, idx in curves.items()
+        if len(idx) >= MIN_LOG_DELTA_POINTS
+    }
+
+
+def draw_log_delta(summary: Table, labels: Labels | None = None) -> Figure:
+    """τ against log(1/δ): a panel per instance, a curve per (algorithm, ε) with mean ± se, its
+    weighted least-squares line (slope: the characteristic time reached, cf. the D1 claim of
+    `experiments.claims`), and in its colour the lower bound T*(ε)·log(1/(2.4δ)) (dashed) and
+    the practical bound (dotted) of `experiments.overlay`."""
+    labels = labels or Labels.of(summary, None)
+    curves = log_delta_curves(summary)
+    instances = list(dict.fromkeys(key[1] for key in curves))
+    ncols = min(3, len(instances))
+    nrows = math.ceil(len(instances) / ncols)
+    fig = Figure(figsize=(max(6.5, 4.6 * ncols), 3.8 * nrows))
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    for ax, instance in zip(axes.ravel(), instances, strict=False):
+        ax.set_title(instance, fontsize=9)
+        for (algorithm, where, eps), idx in curves.items():
+            if where == instance:
+                _draw_log_delta_curve(ax, summary, algorithm, eps, idx, labels)
+        ax.set_xlabel("log(1/δ)")
+        ax.set_ylabel("stopping time τ")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=6, frameon=False)
+    for ax in axes.ravel()[len(instances) :]:
+        ax.set_visible(False)
+    fig.suptitle(
+        "τ against log(1/δ) (mean ± se); dashed: T*·log(1/(2.4δ)); dotted: practical bound "
+        f"({labels.threshold} threshold)",
+        fontsize=9,
+    )
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    return fig
+
+
+def _draw_log_delta_curve(ax, summary, algorithm, eps, idx, labels: Labels) -> None:
+    color, marker, ls = style(algorithm)
+    delta = summary["delta"][idx].astype(float)
+    x = np.log(1 / delta)
+    mean, se = summary["mean"][idx].astype(float), summary["se"][idx].astype(float)
+    name = labels.names.get(algorithm, algorithm)
+    fit = stats.log_delta_line(delta, mean, se)
+    slope = f", slope {fit[0].value:.3g}" if fit else ""
+    where = "" if math.isinf(eps) else f" ε={eps:g}"
+    ax.errorbar(x, mean, yerr=se, color=color, marker=marker, ms=4, ls="none", capsize=2)
+    if fit:
+        ax.plot(x, fit[1] + fit[0].value * x, color=color, ls=ls, lw=1, label=name + where + slope)
+    instance = summary["instance"][idx[0]]
+    means = results.parse_means(summary["means"][idx[0]])
+    family, sigma = overlay.instance_family(instance, labels.instances)
+    privacy = summary["privacy"][idx[0]]
+    model = overlay.theory_model(family, privacy)
+    if model is None:
+        return
+    grid = np.geomspace(delta.min(), delta.max(), 40)
+    eps_grid = np.full(grid.shape, eps)
+    bound = overlay.lower_bound(means, model, eps_grid, grid, family, sigma)
+    practical = overlay.practical_bound(
+        means, model, eps_grid, grid, labels.threshold, family, sigma
+    )
+    ax.plot(np.log(1 / grid), bound, color=color, ls="--", lw=0.8, alpha=0.7)
+    ax.plot(np.log(1 / grid), practical, color=color, ls=":", lw=0.8, alpha=0.7)
 
 
 def draw_allocation_figures(

@@ -317,19 +317,22 @@ def ratio_interval(mean_a: float, se_a: float, mean_b: float, se_b: float) -> In
     return Interval(ratio, ratio * math.exp(-Z95 * se_log), ratio * math.exp(Z95 * se_log))
 
 
-def loglog_slope(epsilon: np.ndarray, mean: np.ndarray, se: np.ndarray) -> Interval | None:
-    """Slope b of log(mean τ) = a + b log ε by weighted least squares, with a 95% interval.
+def weighted_line(x: np.ndarray, y: np.ndarray, se: np.ndarray) -> tuple[Interval, float] | None:
+    """(slope b with a 95% interval, intercept a) of y = a + b x by weighted least squares.
 
-    Weights are 1/Var(log mean) ≈ (mean/se)²; the slope's standard error is scaled up by
-    √(χ²/(n − 2)) when the points scatter more than their standard errors (model misfit).
-    Returns None with fewer than three points.
+    Weights are 1/se²; the slope's standard error is scaled up by √(χ²/(n − 2)) when the
+    points scatter more than their standard errors (model misfit). None with fewer than three
+    points.
+
+    Example:
+        >>> slope, a = weighted_line(np.arange(4.0), 1 + 2 * np.arange(4.0), np.ones(4))
+        >>> round(slope.value, 9), round(a, 9)
+        (2.0, 1.0)
     """
-    if len(epsilon) < 3:
+    if len(x) < 3:
         return None
-    x = np.log(np.asarray(epsilon, np.float64))
-    y = np.log(np.asarray(mean, np.float64))
-    se_log = np.maximum(np.asarray(se, np.float64) / np.asarray(mean, np.float64), 1e-12)
-    w = se_log**-2.0
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    w = np.maximum(np.asarray(se, np.float64), 1e-12) ** -2.0
     xbar = np.sum(w * x) / np.sum(w)
     ybar = np.sum(w * y) / np.sum(w)
     sxx = np.sum(w * (x - xbar) ** 2)
@@ -338,4 +341,58 @@ def loglog_slope(epsilon: np.ndarray, mean: np.ndarray, se: np.ndarray) -> Inter
     chi2 = float(np.sum(w * resid**2))
     scale = math.sqrt(max(1.0, chi2 / (len(x) - 2)))
     half = Z95 * scale / math.sqrt(sxx)
-    return Interval(slope, slope - half, slope + half)
+    return Interval(slope, slope - half, slope + half), float(ybar - slope * xbar)
+
+
+def loglog_slope(epsilon: np.ndarray, mean: np.ndarray, se: np.ndarray) -> Interval | None:
+    """Slope b of log(mean τ) = a + b log ε by `weighted_line` (weights 1/Var(log mean) ≈
+    (mean/se)²), with a 95% interval; None with fewer than three points."""
+    mean = np.asarray(mean, np.float64)
+    se_log = np.asarray(se, np.float64) / mean
+    fit = weighted_line(np.log(np.asarray(epsilon, np.float64)), np.log(mean), se_log)
+    return None if fit is None else fit[0]
+
+
+def log_delta_line(
+    delta: np.ndarray, mean: np.ndarray, se: np.ndarray
+) -> tuple[Interval, float] | None:
+    """(slope, intercept) of mean τ = a + b log(1/δ) by `weighted_line`: the slope estimates
+    lim E[τ]/log(1/δ), the characteristic time the algorithm reaches."""
+    x = np.log(1 / np.asarray(delta, np.float64))
+    return weighted_line(x, mean, se)
+
+
+ASYMPTOTIC_BOUNDS = {
+    "ttucb": "t_star_beta",
+    "ctb_tt": "ctb_tt_bound",
+    "adap_tt": "adap_tt_bound",
+    "adap_tt_star": "adap_tt_star_bound",
+}
+"""lim sup E[τ]/log(1/δ) of each algorithm (by name) as the paper bounds it: T*_{KL,β}(ν) for
+Gaussian arms of σ (TTUCB is asymptotically β-optimal; Eq. 5), Eq. 5 with the randomised
+response's factor (CTB-TT), Theorem 22 (AdaP-TT), Theorem 24 (AdaP-TT*)."""
+
+
+def asymptotic_bound(alg: Algorithm, means: np.ndarray, epsilon: float) -> float:
+    """The bound of `ASYMPTOTIC_BOUNDS` for ``alg`` (with its β and σ) on ``means`` at ε;
+    NaN for an algorithm without one.
+
+    Example:
+        >>> import jaxbai
+        >>> t = asymptotic_bound(jaxbai.ttucb(), np.array([0.6, 0.2]), np.inf)
+        >>> round(t, 3)  # two Gaussian arms, β = 1/2, σ = 1/2: 8σ²/Δ²
+        12.5
+    """
+    kind = ASYMPTOTIC_BOUNDS.get(alg.name)
+    beta, sigma = getattr(alg, "beta", None), getattr(alg, "sigma", None)
+    if kind is None or beta is None or sigma is None:
+        return math.nan
+    from jaxbai import theory
+
+    means = np.asarray(means, np.float64)
+    if kind == "t_star_beta":
+        return float(theory.t_star(means, "kl_gaussian", beta=float(beta), sigma=sigma)[0])
+    if kind == "ctb_tt_bound":
+        return float(theory.ctb_tt_bound(means, epsilon, beta=float(beta)))
+    bound = theory.adap_tt_bound if kind == "adap_tt_bound" else theory.adap_tt_star_bound
+    return float(bound(means, epsilon, beta=float(beta), sigma=sigma))

@@ -146,6 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="auto, per_sample or per_episode: rewards one by one, or one sum per arm and "
         "episode for episodic algorithms (default auto: per episode where the instance allows)",
     )
+    add(
+        "--share-deltas",
+        action=argparse.BooleanOptionalAction,
+        help="one trajectory per (instance, ε, run) tested against every δ, for algorithms "
+        "whose sampling ignores δ (DP-SE runs each δ; default: the file's, else off)",
+    )
     add("--seed", type=int, help="master seed (default 0)")
     add("--device", choices=("cpu", "gpu"), help="platform (default: JAX's default)")
     run = parser.add_argument_group("this invocation")
@@ -221,6 +227,7 @@ _FLAGS = {
     "threshold": "--threshold",
     "max_samples": "--max-samples",
     "draws": "--draws",
+    "share_deltas": "--share-deltas",
     "seed": "--seed",
     "device": "--device",
 }
@@ -253,6 +260,7 @@ def config_from_args(args: argparse.Namespace) -> SweepConfig:
         "threshold": args.threshold,
         "max_samples": args.max_samples,
         "draws": args.draws,
+        "share_deltas": args.share_deltas,
         "seed": args.seed,
         "device": args.device,
         "out": args.out or (f"results/{inline.name}" if inline is not None else None),
@@ -367,6 +375,7 @@ def run_algorithm(
             seed=sweep_config.seed,
             max_samples=sweep_config.max_samples,
             draws=sweep_config.draws,
+            share_deltas=sweep_config.share_deltas,
             device=sweep_config.device,
             checkpoint=_checkpoint(sweep_config, spec.label, group),
             resume=args.resume,
@@ -393,6 +402,7 @@ def engine_stats(grid_results: Sequence[GridResult]) -> dict:
         "lane_steps": lane_steps,
         "efficiency": samples / max(lane_steps, 1),
         "samples_per_s": samples / max(wall, 1e-9),
+        "shared_deltas": any(r.shared_deltas for r in grid_results),
     }
 
 

@@ -217,3 +217,47 @@ def test_law_of_each_delta_equals_a_separate_run(name, draws):
         same_discrete(shared.recommendation[cell], separate.recommendation[cell])
         if name == "adap_tt":
             same_discrete(shared.rounds[cell], separate.rounds[cell])
+
+
+# ----------------------------------------------------------------------------- bounds and sweeps
+def test_practical_bound_is_the_smallest_fixed_point():
+    """t = T·log((1 + log t)/δ) solved by bracketing (f < 0 at t = 1, one sign change)."""
+    from scipy.optimize import brentq
+
+    from jaxbai import theory, thresholds
+
+    def excess(t: float, time: float, delta: float) -> float:
+        return t - time * np.log((1 + np.log(t)) / delta)
+
+    for time, delta in [(10.0, 0.01), (3.0e4, 1e-6), (250.0, 0.3)]:
+        expected = brentq(excess, 1.0, 1e9, args=(time, delta), xtol=1e-9, rtol=1e-12)
+        got = theory.practical_bound(time, delta, thresholds.heuristic_gaussian_threshold)
+        assert abs(got - expected) <= 1e-5 * expected
+        assert got > time * np.log(1 / (2.4 * delta))  # above the asymptotic lower bound
+    with pytest.raises(ValueError, match="delta"):
+        theory.practical_bound(10.0, 1.5, thresholds.heuristic_gaussian_threshold)
+    with pytest.raises(ValueError, match="no fixed point"):
+        theory.practical_bound(10.0, 0.01, lambda t, d: t)
+
+
+def test_sweep_with_shared_deltas_writes_rows_figure_claim_and_mode(tmp_path):
+    """``--share-deltas``: one row per (run, δ), the mode per algorithm in sweep.json (DP-SE
+    runs each δ), the τ-against-log(1/δ) figure and the D1 claim."""
+    from experiments import results, sweep
+
+    out = tmp_path / "d"
+    argv = ["--preset", "deltas", "--instances", "mu2", "--algorithms", "ttucb", "dp_se",
+            "--runs", "6", "--deltas", "0.1", "0.01", "0.001", "--quiet"]  # fmt: skip
+    assert sweep.main([*argv, "--out", str(out)]) == 0
+    table = results.read_csv(str(out / "runs.csv"))
+    assert len(table["tau"]) == 2 * 3 * 6
+    sidecar = json.loads((out / "sweep.json").read_text())
+    assert sidecar["config"]["share_deltas"] is True
+    assert sidecar["engine"]["ttucb"]["shared_deltas"] is True
+    assert sidecar["engine"]["dp_se"]["shared_deltas"] is False
+    assert (out / "figures" / "tau_vs_log_delta.png").stat().st_size > 1000
+    report = (out / "report.md").read_text()
+    assert "| D1 |" in report and "ttucb/mu2 (asymptotic bound" in report
+    assert sweep.main([*argv, "--no-share-deltas", "--out", str(tmp_path / "e")]) == 0
+    separate = json.loads((tmp_path / "e" / "sweep.json").read_text())
+    assert separate["engine"]["ttucb"]["shared_deltas"] is False

@@ -137,7 +137,16 @@ def test_preset_and_its_file_write_the_same_runs_csv(tmp_path):
 
 def test_every_shipped_file_is_a_preset():
     names = {f[: -len(".toml")] for f in os.listdir(grids.GRID_DIR) if f.endswith(".toml")}
-    assert names == set(grids.PRESETS) == set(EXPECTED) | {"rounds"}
+    assert names == set(grids.PRESETS) == set(EXPECTED) | {"rounds", "deltas"}
+
+
+def test_the_deltas_preset_shares_six_deltas():
+    cfg = grids.config_from_preset("deltas")
+    assert cfg.instance_names == ("mu1", "mu2")
+    assert cfg.algorithm_labels == ("ttucb", "ctb_tt", "adap_tt")
+    assert cfg.deltas == tuple(10.0**-k for k in range(1, 7)) and cfg.share_deltas
+    assert cfg.local_epsilons == cfg.global_epsilons == (1.0,)
+    assert cfg.plot.figures == ("log_delta", "allocations")
 
 
 def test_resolved_config_round_trips():

@@ -64,9 +64,10 @@ def shares_deltas(alg: Algorithm, inst: Instance) -> bool:
 
     It can if its step separates into a stopping test and a sampling part
     (`jaxbai.base.SeparableStopping`, or `jaxbai.base.SeparableSettle` for a per-episode
-    simulation) and that part, from `init` on, computes nothing from δ: checked on the traced
-    program, so a component that reads δ (a threshold-aware challenger, say) makes the
-    algorithm ineligible by itself.
+    simulation), its parameters hold δ in a field ``delta`` (a NamedTuple), and the sampling
+    part, from `init` on, computes nothing from δ: checked on the traced program, so a
+    component that reads δ (a threshold-aware challenger, say) makes the algorithm ineligible
+    by itself.
 
     Example:
         >>> import jaxbai
@@ -75,6 +76,8 @@ def shares_deltas(alg: Algorithm, inst: Instance) -> bool:
         (True, False)
     """
     epsilon = 1.0 if alg.info.takes_epsilon else None
+    if "delta" not in getattr(alg.params(epsilon, 0.01), "_fields", ()):
+        return False
     num_arms = int(jnp.shape(inst.means)[-1])
     key = jax.random.key(0)
     if isinstance(alg, Budgeted):
@@ -104,10 +107,9 @@ def rounds(alg: Algorithm, state: Any) -> jax.Array:
 
 
 class SharedParams(NamedTuple):
-    """Parameters of a `SharedDeltas` run: the algorithm's at the smallest δ (its sampling
-    ignores δ), and the ε and the D risks ``deltas`` ``(D,)`` its stopping tests use."""
+    """Parameters of a `SharedDeltas` run: the D risks ``deltas`` ``(D,)`` its stopping tests
+    use, and the algorithm's parameters at the smallest (its sampling ignores δ)."""
 
-    epsilon: jax.Array | None
     deltas: jax.Array
     inner: Any
 
@@ -160,11 +162,9 @@ class SharedDeltas:
         return self.algorithm.info
 
     def params(self, epsilon: ArrayLike | None = None, delta: ArrayLike = 0.01) -> SharedParams:
-        """The algorithm's parameters at min δ, with ε and the vector of δ."""
+        """The vector of δ, with the algorithm's parameters at min δ."""
         deltas = jnp.atleast_1d(jnp.asarray(delta, jnp.float32))
-        inner = self.algorithm.params(epsilon, jnp.min(deltas))
-        eps = None if epsilon is None else jnp.asarray(epsilon, jnp.float32)
-        return SharedParams(eps, deltas, inner)
+        return SharedParams(deltas, self.algorithm.params(epsilon, jnp.min(deltas)))
 
     def init(self, key: Key, params: SharedParams, num_arms: int) -> SharedState:
         inner = self.algorithm.init(key, params.inner, num_arms)
@@ -182,12 +182,12 @@ class SharedDeltas:
     def tests(self, state: SharedState, params: SharedParams) -> tuple[jax.Array, jax.Array]:
         """(stop, â) of the stopping rule of every δ on the trajectory's state, ``(D,)`` each.
 
-        Vectorised over δ only: what the rule computes without δ (the GLR statistic) is
-        computed once."""
+        Vectorised over the ``delta`` field of the parameters only, so that what the rule
+        computes without δ (the GLR statistic) is computed once."""
         alg = self.algorithm
 
         def test(delta: jax.Array) -> tuple[Scalar, Scalar]:
-            return alg.stopping(state.inner, alg.params(params.epsilon, delta))
+            return alg.stopping(state.inner, params.inner._replace(delta=delta))
 
         return jax.vmap(test)(params.deltas)
 

@@ -19,6 +19,7 @@ from jaxbai.theory.bounds import (
     g1,
     g2,
     lower_bound_samples,
+    practical_bound,
     regime_switch,
 )
 from jaxbai.theory.characteristic_times import (
@@ -47,6 +48,7 @@ __all__ = [
     "hardness",
     "kl_bernoulli",
     "lower_bound_samples",
+    "practical_bound",
     "regime_switch",
     "t_star",
     "t_star_global",

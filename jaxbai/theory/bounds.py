@@ -5,8 +5,11 @@ All functions accept means of shape (..., K) and broadcast ε (and β) against t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
 from jaxbai.theory._common import (
@@ -31,6 +34,7 @@ __all__ = [
     "g1",
     "g2",
     "lower_bound_samples",
+    "practical_bound",
     "regime_switch",
 ]
 
@@ -85,6 +89,48 @@ def lower_bound_samples(time: ArrayLike, delta: ArrayLike, kind: str = "log") ->
     if kind == "log":
         return t * jnp.log(1.0 / (2.4 * d))
     return t * (1.0 - 2.0 * d) * jnp.log((1.0 - d) / d)
+
+
+def practical_bound(
+    time: ArrayLike,
+    delta: ArrayLike,
+    threshold: Callable[[np.ndarray, np.ndarray], ArrayLike],
+    tol: float = 1e-6,
+) -> np.ndarray:
+    """The smallest t ≥ 1 with t ≥ T · c(t, δ): the samples a run allocated at its optimal
+    proportions needs before the GLR statistic, which grows like t/T, can pass the stopping
+    threshold c(t, δ) (the "practical" bound of the BAI literature, beside the asymptotic
+    T · log(1/(2.4δ)) of `lower_bound_samples`).
+
+    ``threshold(t, δ)`` must be non-decreasing in t. Then the iterates t_{k+1} = T · c(t_k, δ)
+    from t_0 = 1 increase to the smallest fixed point (each stays below it, since c is
+    monotone); they contract at the rate T·∂c/∂t < 1 near it for thresholds in log t or
+    log log t. Computed on the host in float64 (the threshold's own precision otherwise).
+
+    Raises:
+        ValueError: the iteration did not settle (a threshold that grows like t or faster).
+
+    Example:
+        >>> import numpy as np
+        >>> c = lambda t, d: np.log((1 + np.log(t)) / d)  # the heuristic threshold
+        >>> t = practical_bound(100.0, 0.01, c)
+        >>> bool(abs(t - 100.0 * c(t, 0.01)) < 1e-3), bool(t > 100.0 * np.log(1 / 0.024))
+        (True, True)
+    """
+    _check_open_unit("delta", delta)
+    big_t = np.asarray(time, np.float64)
+    dlt = np.asarray(delta, np.float64)
+    t = np.ones(np.broadcast_shapes(big_t.shape, dlt.shape))
+    with np.errstate(over="ignore"):
+        for _ in range(500):
+            nxt = np.maximum(t, big_t * np.asarray(threshold(t, dlt), np.float64))
+            if not np.isfinite(nxt).all():
+                break
+            done = np.all(nxt - t <= tol * nxt)
+            t = nxt
+            if done:
+                return t
+    raise ValueError("practical_bound: t = T·c(t, δ) has no fixed point this iteration reaches")
 
 
 # --------------------------------------------------------------------------------------------
