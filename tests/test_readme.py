@@ -1,25 +1,28 @@
-"""The README's Python examples run as written (sizes reduced, in a temporary directory).
+"""The README's examples run as written (sizes reduced, in a temporary directory).
 
 Each ```python block of README.md is executed in order in one namespace. The only changes are
 the size reductions in `SMALLER` (each must match, so an edited README cannot silently escape
-the test) and a stand-in for the trial's observation of a participant (dose 0 always works).
+the test). Each `python -m X` command of a ```bash block names an importable module whose
+``--help`` works.
 """
 
 from __future__ import annotations
 
 import pathlib
 import re
+import subprocess
+import sys
 
 import pytest
 
 import jaxbai
 
-README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 
 SMALLER = {
     "runs=1000": "runs=16",
     "epsilon=[0.1, 1.0]": "epsilon=[1.0, 10.0]",
-    "epsilon=[0.01, 0.1, 1.0]": "epsilon=[1.0]",
 }
 """Textual size reductions: the examples' grids at CI size."""
 
@@ -29,20 +32,45 @@ def python_blocks(text: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 
-def test_readme_python_examples_run(tmp_path, monkeypatch):
-    blocks = python_blocks(README.read_text(encoding="utf-8"))
-    assert blocks, "README.md has no python examples"
+def run_blocks(path: pathlib.Path, smaller: dict[str, str], namespace: dict) -> None:
+    """Execute the python blocks of ``path`` in one namespace, with ``smaller`` applied."""
+    blocks = python_blocks(path.read_text(encoding="utf-8"))
+    assert blocks, f"{path.name} has no python examples"
     source = "\n".join(blocks)
-    for old, new in SMALLER.items():
-        assert old in source, f"README no longer contains {old!r}: update SMALLER"
+    for old, new in smaller.items():
+        assert old in source, f"{path.name} no longer contains {old!r}: update its reductions"
         source = source.replace(old, new)
-    monkeypatch.chdir(tmp_path)
     registered = set(jaxbai.ALGORITHMS)
-    namespace = {"give_dose_and_observe": lambda dose: float(dose == 0)}  # dose 0 works
     try:
-        exec(compile(source, str(README), "exec"), namespace)
+        exec(compile(source, str(path), "exec"), namespace)
     except Exception as err:  # pragma: no cover - the failure message is the point
-        pytest.fail(f"README example failed: {type(err).__name__}: {err}")
-    finally:  # the README registers an algorithm: leave the registry as it was
+        pytest.fail(f"{path.name} example failed: {type(err).__name__}: {err}")
+    finally:  # an example may register an algorithm: leave the registry as it was
         for name in set(jaxbai.ALGORITHMS) - registered:
             jaxbai.unregister(name)
+
+
+def test_readme_python_examples_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run_blocks(README, SMALLER, {})
+
+
+def bash_modules(text: str) -> list[str]:
+    """The modules X of every ``python -m X`` in the ```bash blocks of a Markdown text."""
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    return sorted({m for b in blocks for m in re.findall(r"python3? -m ([\w.]+)", b)})
+
+
+def test_readme_commands_have_help():
+    modules = bash_modules(README.read_text(encoding="utf-8"))
+    assert "experiments.sweep" in modules and "pytest" in modules
+    for module in modules:
+        done = subprocess.run(
+            [sys.executable, "-m", module, "--help"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, f"python -m {module} --help failed: {done.stderr[-2000:]}"
+        assert done.stdout.strip(), f"python -m {module} --help printed nothing"
