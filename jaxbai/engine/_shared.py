@@ -3,9 +3,12 @@
 The sampling rule of a Top Two algorithm does not read δ: only the stopping threshold does. So
 one trajectory serves every δ of a cell: it runs until its smallest δ stops (or the budget
 ends) and records, for every δ, the first n at which the stopping rule with that δ fires, with
-the recommendation, counts and rounds at that n. `SharedDeltas` wraps such an algorithm into
-one that does this; `shares_deltas` decides whether an algorithm qualifies, from what its
-sampling step computes rather than from a declaration that could go stale. The trajectory's
+the recommendation, counts and rounds at that n. Thresholds decrease in δ, so the largest δ not
+yet stopped is the next to stop: a step tests that one only, and a step where it fires records
+it and holds the trajectory (no sample), so that the next δ is tested at the same n.
+`SharedDeltas` wraps such an algorithm into one that does this; `shares_deltas` decides
+whether an algorithm qualifies, from what its sampling step computes rather than from a
+declaration that could go stale. The trajectory's
 key depends on (run, ε) only (`jaxbai.engine.jobs.SHARED_DELTA`), so each δ's record depends
 on (seed, run, ε, δ) only, whatever other δ share the trajectory.
 """
@@ -120,6 +123,7 @@ class SharedState(NamedTuple):
     Attributes:
         inner: the algorithm's state (its ``stopped`` is set once every δ has stopped).
         stopped: every δ has stopped.
+        held: a δ stopped at this n and another is still to be tested at it.
         recorded: ``(D,)`` whether δ_i has stopped.
         tau: ``(D,)`` n at δ_i's first stop.
         recommendation: ``(D,)`` â at that n.
@@ -129,6 +133,7 @@ class SharedState(NamedTuple):
 
     inner: Any
     stopped: jax.Array
+    held: jax.Array
     recorded: jax.Array
     tau: jax.Array
     recommendation: jax.Array
@@ -144,8 +149,11 @@ class SharedState(NamedTuple):
 @dataclasses.dataclass(frozen=True)
 class SharedDeltas:
     """``algorithm`` run once for several δ (docs/semantics.md §31): every step tests the
-    stopping rule of each δ not yet stopped on the trajectory's state, records its first
-    stop, then samples (`jaxbai.base.SeparableStopping.sample`) until every δ has stopped.
+    stopping rule of the largest δ not yet stopped on the trajectory's state; if it fires, it
+    records its first stop and holds the trajectory, else it samples
+    (`jaxbai.base.SeparableStopping.sample`), until every δ has stopped. Exact for stopping
+    rules that are monotone in δ (a rule that stops at δ stops at every larger δ), as every
+    threshold family of jaxbai is.
 
     Parameters take ``delta`` as a ``(D,)`` vector. An `jaxbai.base.Algorithm` whose state
     reports the trajectory; `records` reads each δ's outcome.
@@ -172,6 +180,7 @@ class SharedDeltas:
         return SharedState(
             inner=inner,
             stopped=jnp.bool_(False),
+            held=jnp.bool_(False),
             recorded=jnp.zeros(size, bool),
             tau=jnp.zeros(size, jnp.int32),
             recommendation=jnp.full(size, -1, jnp.int32),
@@ -192,16 +201,22 @@ class SharedDeltas:
         return jax.vmap(test)(params.deltas)
 
     def record(self, state: SharedState, params: SharedParams, tested: Scalar) -> SharedState:
-        """Record the δ whose stopping rule fires now (if ``tested``); the trajectory stops
-        once every δ has."""
-        stop, best = self.tests(state, params)
-        fresh = stop & tested & ~state.recorded
+        """Test the largest δ not yet stopped (if ``tested``) and record it if it fires, then
+        hold; the trajectory stops once every δ has."""
+        pending = ~state.recorded
+        next_delta = jnp.argmax(jnp.where(pending, params.deltas, -jnp.inf))
         inner = state.inner
+        stop, best = self.algorithm.stopping(
+            inner, params.inner._replace(delta=params.deltas[next_delta])
+        )
+        fired = stop & tested & jnp.any(pending)
+        fresh = fired & (jnp.arange(params.deltas.shape[0]) == next_delta)
         recorded = state.recorded | fresh
         halt = jnp.all(recorded)
         return SharedState(
             inner=inner._replace(stopped=inner.stopped | halt),
             stopped=state.stopped | halt,
+            held=fired & ~halt,
             recorded=recorded,
             tau=jnp.where(fresh, inner.n, state.tau),
             recommendation=jnp.where(fresh, best, state.recommendation),
@@ -210,10 +225,12 @@ class SharedDeltas:
         )
 
     def step(self, key: Key, state: SharedState, inst: Instance, params: SharedParams):
-        """Stopping tests of every δ, then `sample`; a no-op once every δ has stopped."""
+        """The stopping test of the next δ, then `sample` unless it fired; a no-op once every
+        δ has stopped."""
         tested = self.record(state, params, ~state.stopped)
         sampled = self.algorithm.sample(key, tested.inner, inst, params.inner)
-        return tested._replace(inner=tree_where(tested.stopped, tested.inner, sampled))
+        halt = tested.stopped | tested.held
+        return tested._replace(inner=tree_where(halt, tested.inner, sampled))
 
     def select(self, state: SharedState, params: SharedParams) -> Scalar:
         return self.algorithm.select(state.inner, params.inner)
@@ -233,17 +250,18 @@ class SharedDeltas:
 
 @dataclasses.dataclass(frozen=True)
 class SharedDeltasPerEpisode(SharedDeltas):
-    """`SharedDeltas` of a per-episode simulation (`jaxbai.base.Budgeted`): the stopping tests
-    run after each episode end (`jaxbai.base.SeparableSettle.close_episodes`), the only times
-    a run can stop."""
+    """`SharedDeltas` of a per-episode simulation (`jaxbai.base.Budgeted`): the stopping test
+    runs after each episode end (`jaxbai.base.SeparableSettle.close_episodes`), the only times
+    a run can stop, and again at the same n while the trajectory is held."""
 
     @property
     def samples_per_step(self) -> int:
         return self.algorithm.samples_per_step
 
     def planned_pull(self, state: SharedState, params: SharedParams, max_samples: Scalar):
+        """The algorithm's planned pull; a no-op while held."""
         inner = self.algorithm.planned_pull(state.inner, params.inner, max_samples)
-        return state._replace(inner=inner)
+        return state._replace(inner=tree_where(state.held, state.inner, inner))
 
     def settle(
         self,
@@ -253,9 +271,10 @@ class SharedDeltasPerEpisode(SharedDeltas):
         params: SharedParams,
         max_samples: Scalar,
     ) -> SharedState:
-        """Close the ended episodes, then the stopping tests of every δ (below the budget)."""
+        """Close the ended episodes, then the stopping test of the next δ (below the budget)
+        if one ended or the trajectory is held."""
         closed, ended = self.algorithm.close_episodes(stream, state.inner, inst, params.inner)
-        tested = ended & (closed.n < max_samples) & ~state.stopped
+        tested = (ended | state.held) & (closed.n < max_samples) & ~state.stopped
         return self.record(state._replace(inner=closed), params, tested)
 
     def budgeted_step(
