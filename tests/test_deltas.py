@@ -27,6 +27,14 @@ SHARING = sorted(n for n, f in jaxbai.ALGORITHMS.items() if engine.shares_deltas
 """Every registered algorithm whose sampling ignores δ."""
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """This module compiles ~40 programs: free them when it ends (a long suite's process
+    otherwise holds every executable it ever compiled)."""
+    yield
+    jax.clear_caches()
+
+
 def jobs(runs: int = 8, deltas=DELTAS, epsilon=(0.5, 5.0)) -> engine.Jobs:
     return engine.grid_jobs(INST, list(epsilon), deltas, runs)
 
