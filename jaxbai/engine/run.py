@@ -207,10 +207,10 @@ def with_shared_deltas(alg: Algorithm, jobs: Jobs, share: bool) -> Algorithm:
     """
     if not isinstance(share, bool):
         raise ValueError(f"share_deltas must be True or False, got {share!r}")
-    first = jax.tree_util.tree_map(lambda x: np.asarray(x)[0], jobs.instance)
-    if not share or not shares_deltas(alg, first):
+    if not share:
         return alg
-    return shared(alg)
+    first = jax.tree_util.tree_map(lambda x: np.asarray(x)[0], jobs.instance)
+    return shared(alg) if shares_deltas(alg, first) else alg
 
 
 def _units(alg: Algorithm, jobs: Jobs, pending: np.ndarray) -> np.ndarray:
