@@ -11,10 +11,9 @@ import jax
 import numpy as np
 import pytest
 import scipy.stats
+from _algorithms import EPISODIC
 
 import jaxbai
-
-EPISODIC = ["ttucb_dpa", "ttucb_dpa_global", "adap_tt", "adap_tt_global"]
 
 
 def assert_delta_correct(res: jaxbai.SimulationResult, delta: float) -> None:

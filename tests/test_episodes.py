@@ -11,13 +11,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _algorithms import EPISODIC
 from _laws import same_discrete, same_tau
 
 import jaxbai
 from jaxbai import engine
 from jaxbai.toptwo import PerEpisode
-
-EPISODIC = ["adap_tt", "adap_tt_star", "adap_tt_global", "ttucb_dpa", "ttucb_dpa_global"]
 
 
 def _params(alg, epsilon=1.0, delta=0.01):

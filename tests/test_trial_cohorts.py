@@ -27,7 +27,6 @@ from jaxbai import trial
 from jaxbai.trial import Trial, _release, _store
 
 MEANS = (0.9, 0.4, 0.2)
-EPISODIC = ["adap_tt", "adap_tt_star", "adap_tt_global", "adap_tt_star_global"]
 
 
 @pytest.fixture
