@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import jaxbai
-from experiments import distributed, sweep
+from experiments.sweep import cli, distributed
 from jaxbai import engine
 from jaxbai.engine import _distributed
 
@@ -76,7 +76,12 @@ def test_checkpoint_shards_are_pooled(tmp_path):
         engine.read_checkpoint(path, "f", 4, 3)
 
 
-GRID = ("--preset", "quick", "--algorithms", *NAMES, "--instances", "mu1", "--epsilons", "0.2", "2")
+GRID = (
+    *("--preset", "quick", "--algorithms", *NAMES, "--instances", "mu1", "--epsilons", "0.2", "2"),
+    *("--deltas", "0.1", "0.01", "--share-deltas"),
+)
+"""Two δ on shared trajectories: TTUCB and AdaP-TT* split their trajectories over the processes,
+DP-SE (whose sampling reads δ) its jobs."""
 
 
 class Sweep:
@@ -140,7 +145,8 @@ def test_two_processes_equal_one_and_resume_after_a_death(tmp_path, env):
     in the middle of the second grid makes process 0 exit with an error (JAX's coordination
     service misses process 1's heartbeats for 5 s) instead of hanging; rerunning both with
     ``--resume`` skips the grid finished before the kill (read from the checkpoint shards: no
-    samples) and writes a ``runs.csv`` identical to a single-process sweep's."""
+    samples) and writes a ``runs.csv`` identical to a single-process sweep's. Both δ of a
+    TTUCB or AdaP-TT* trajectory come from one process (shared trajectories, `GRID`)."""
     single = Sweep(tmp_path / "one", env)
     processes = pair(tmp_path / "two", env)
     deadline = time.monotonic() + 300
@@ -154,7 +160,7 @@ def test_two_processes_equal_one_and_resume_after_a_death(tmp_path, env):
     processes[1].proc.kill()
     killed = time.monotonic()
     code = processes[0].wait(120)
-    assert code == sweep.EXIT_USAGE, processes[0].err.decode()[-3000:]
+    assert code == cli.EXIT_USAGE, processes[0].err.decode()[-3000:]
     assert b"process 1 stopped sending heartbeats" in processes[0].err.splitlines()[-1]
     assert time.monotonic() - killed < 60, "the surviving process did not stop in time"
     processes[1].wait(10)
@@ -173,6 +179,8 @@ def test_two_processes_equal_one_and_resume_after_a_death(tmp_path, env):
     assert sorted(sidecar["processes"]["devices_by_process"]) == ["0", "1"]
     assert sidecar["engine"]["ttucb"]["samples"] == 0
     assert sidecar["engine"]["dp_se"]["samples"] > 0
+    shared = {name: sidecar["engine"][name]["shared_deltas"] for name in NAMES}
+    assert shared == {"ttucb": True, "adap_tt_star": True, "dp_se": False}
 
 
 # ----------------------------------------------------------------------------- failures
@@ -181,8 +189,8 @@ def test_two_processes_equal_one_and_resume_after_a_death(tmp_path, env):
 def test_timeouts_are_whole_positive_seconds(flag, value, capsys):
     """Checked on every command line, distributed or not, before anything runs."""
     with pytest.raises(SystemExit) as exit_:
-        sweep.main(["--algorithms", "ttucb", flag, value])
-    assert exit_.value.code == sweep.EXIT_USAGE
+        cli.main(["--algorithms", "ttucb", flag, value])
+    assert exit_.value.code == cli.EXIT_USAGE
     err = capsys.readouterr().err.strip()
     assert err.endswith(f"{flag}: must be a whole number of seconds in [1, 86400], got {value!r}")
     assert "\n" not in err
@@ -245,7 +253,7 @@ def test_a_process_that_never_joins_is_one_line(tmp_path, env):
     alone = Sweep(
         tmp_path, env, *explicit, "--process-id", "0", "--startup-timeout", "2", "--quiet"
     )
-    assert alone.wait(120) == sweep.EXIT_USAGE
+    assert alone.wait(120) == cli.EXIT_USAGE
     (line,) = _lines(alone)
     assert "error: process 0: process 1 did not join within 2 s (--startup-timeout)" in line
 
@@ -259,7 +267,7 @@ def test_a_dead_process_is_one_line_with_the_resume_command(tmp_path, env):
         assert processes[1].proc.poll() is None, processes[1].err.decode()[-3000:]
         time.sleep(0.05)
     processes[1].proc.kill()
-    assert processes[0].wait(120) == sweep.EXIT_USAGE, processes[0].err.decode()[-3000:]
+    assert processes[0].wait(120) == cli.EXIT_USAGE, processes[0].err.decode()[-3000:]
     processes[1].wait(10)
     errors = [line for line in _lines(processes[0]) if "error" in line.lower()]
     assert len(errors) == 1, processes[0].err.decode()[-3000:]
