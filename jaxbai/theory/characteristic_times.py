@@ -102,7 +102,7 @@ def t_star(
     tol: float = 1e-5,
     max_steps: int = 3000,
     return_info: bool = False,
-):
+) -> tuple[jax.Array, jax.Array] | tuple[jax.Array, jax.Array, SolverInfo]:
     """Characteristic time T*_d(ν) and optimal allocation ω*_d(ν) (Eq. 1; Eq. 5 with β).
 
     Args:
@@ -142,7 +142,7 @@ def t_star_local(
     tol: float = 1e-5,
     max_steps: int = 3000,
     return_info: bool = False,
-):
+) -> jax.Array | tuple[jax.Array, jax.Array, SolverInfo]:
     """Local-DP characteristic time T*_ℓ(ν; ε) of a Bernoulli instance (Theorem 10).
 
     T*_ℓ⁻¹ = sup_ω inf_{λ ∈ Alt} Σ_a ω_a min{KL(ν_a ‖ λ_a), c(ε) TV(ν_a ‖ λ_a)²}. The inner
@@ -152,7 +152,9 @@ def t_star_local(
     Args:
         means: Bernoulli means, shape (..., K).
         epsilon: privacy budget ε > 0, broadcast against the batch shape.
-        tol, max_steps, return_info: as in :func:`t_star`.
+        tol: certified relative accuracy at which the solver stops (as in `t_star`).
+        max_steps: optax step budget.
+        return_info: also return ω* and a `SolverInfo` with the certified accuracy.
 
     Returns:
         T*_ℓ, or ``(T*_ℓ, ω*, info)`` with ``return_info=True``.
@@ -189,7 +191,7 @@ def t_star_global(
     tol: float = 1e-5,
     max_steps: int = 3000,
     return_info: bool = False,
-):
+) -> jax.Array | tuple[jax.Array, jax.Array, SolverInfo]:
     """Global-DP characteristic time T*_g(ν; ε) of a Bernoulli instance (Theorem 17).
 
     T*_g⁻¹ = sup_ω inf_{λ ∈ Alt} min{Σ_a ω_a KL(ν_a ‖ λ_a), ε Σ_a ω_a TV(ν_a ‖ λ_a)}; since an
@@ -199,7 +201,9 @@ def t_star_global(
     Args:
         means: Bernoulli means, shape (..., K).
         epsilon: privacy budget ε > 0, broadcast against the batch shape.
-        tol, max_steps, return_info: as in :func:`t_star`.
+        tol: certified relative accuracy at which the solver stops (as in `t_star`).
+        max_steps: optax step budget.
+        return_info: also return ω* and a `SolverInfo` with the certified accuracy.
 
     Returns:
         T*_g, or ``(T*_g, ω*, info)`` with ``return_info=True``.
