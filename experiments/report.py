@@ -1,244 +1,26 @@
-"""Claims report: every claim of Section 5 against the measured stopping times, as Markdown.
+"""Command line of the claims report: ``python -m experiments.report RESULTS.csv [--out FILE]``.
 
-``python -m experiments.report RESULTS.csv [--out report.md]`` prints the report and writes it
-as Markdown. The claims, their evidence and verdicts (holds / fails / inconclusive, with 95%
-intervals) are `experiments.claims`; this module renders them and holds the command line.
-The names of `experiments.claims` that a report needs (`Claim`, `Context`, `evaluate`, …) are
-re-exported here.
-
-Example:
-    >>> claim = Claim("A1", "Every cell: error ≤ δ", "mu1: error rate 0 (ε=1; 1 holds)", HOLDS)
-    >>> print(claims_table([claim]))
-    | # | claim | measured evidence | verdict |
-    | --- | --- | --- | --- |
-    | A1 | Every cell: error ≤ δ | mu1: error rate 0 (ε=1; 1 holds) | **holds** |
+Writes the Markdown report of a sweep's per-run CSV (`experiments.analysis.report`: the claims
+of Section 5, rounds of adaptivity, allocations against ω*) and prints it.
 """
 
 from __future__ import annotations
 
-import argparse
-import math
 import os
 import sys
 from collections.abc import Sequence
 
-from experiments import config, overlay, results, rounds, stats
-from experiments.claims import (
-    FAILS,
-    HOLDS,
-    INCONCLUSIVE,
-    Cell,
-    Claim,
-    Context,
-    combine,
-    context_from_runs,
-    evaluate,
-)
+from experiments.analysis import report, results
 
-__all__ = [
-    "FAILS",
-    "HOLDS",
-    "INCONCLUSIVE",
-    "Cell",
-    "Claim",
-    "Context",
-    "allocation_table",
-    "claims_table",
-    "combine",
-    "context_from_runs",
-    "evaluate",
-    "main",
-    "render",
-    "report_from_csv",
-    "rounds_table",
-    "theory_lines",
-]
-
-
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("*", "\\*")
-
-
-def claims_table(claims: Sequence[Claim]) -> str:
-    """The claims as a Markdown table."""
-    lines = ["| # | claim | measured evidence | verdict |", "| --- | --- | --- | --- |"]
-    for c in claims:
-        lines.append(
-            f"| {c.key} | {_md_escape(c.statement)} | {_md_escape(c.evidence)} | **{c.verdict}** |"
-        )
-    return "\n".join(lines)
-
-
-def _number(x: float) -> str:
-    return f"{x:.3g}" if math.isfinite(x) else "n/a"
-
-
-def theory_lines(ctx: Context) -> list[str]:
-    """What the theory covers for each instance family of the sweep, and which claims apply."""
-    by_family: dict[str, list[str]] = {}
-    for name, family in ctx.families.items():
-        by_family.setdefault(family, []).append(name)
-    lines = [
-        f"- {family} ({', '.join(names)}): {overlay.theory_note(family)}."
-        for family, names in by_family.items()
-    ]
-    others = [n for f, names in by_family.items() if f != "bernoulli" for n in names]
-    if others:
-        lines.append(
-            "- Claims L1–G6 place cells by the regime switch, which exists for Bernoulli "
-            f"instances only: they are evaluated without {', '.join(others)}; A2 leaves out the "
-            "cells without a lower bound."
-        )
-    return lines
-
-
-def rounds_table(ctx: Context) -> list[str]:
-    """Markdown rows: every cell with rounds of adaptivity against its Appendix H bound."""
-    s = ctx.summary
-    cells = rounds.rounds_ratios(s, ctx.episodes)
-    if not cells:
-        return ["No algorithm of this sweep reports rounds of adaptivity (all fully sequential)."]
-    lines = [
-        "E[C] with its 95% interval; both bounds at the measured mean τ; the bound that applies "
-        "is K log₂ E[τ] for per-arm episodes and log₂ E[τ] for one global episode (DP-SE counts "
-        "epochs, for which Appendix H states no bound).",
-        "",
-        "| algorithm | instance | ε | δ | K | E[C] | max C | E[τ] | K log₂ E[τ] | log₂ E[τ] "
-        "| bound | E[C] / bound |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for cell in cells:
-        i = cell.row
-        k, tau = int(s["K"][i]), float(s["mean"][i])
-        applied = rounds.BOUND_TEXT.get(cell.mode, "—")
-        ratio = str(cell.ratio) if cell.mode else "—"
-        flag = " (censored runs)" if s["censored"][i] else ""
-        lines.append(
-            f"| {_md_escape(s['algorithm'][i])} | {s['instance'][i]} | {s['epsilon'][i]:g} "
-            f"| {s['delta'][i]:g} | {k} | {cell.rounds} | {s['rounds_max'][i]} | {tau:.4g}{flag}"
-            f" | {rounds.rounds_bound('per_arm', k, tau):.3g} "
-            f"| {rounds.rounds_bound('global', k, tau):.3g} | {_md_escape(applied)} | {ratio} |"
-        )
-    return lines
-
-
-def _shares(text: str) -> str:
-    values = stats.parse_floats(text)
-    return "—" if values is None else " ".join(f"{v:.3f}" for v in values)
-
-
-def allocation_table(summary: results.Table) -> list[str]:
-    """Markdown rows: every cell's mean empirical proportions N_a/τ against the allocation ω*
-    its algorithm targets (`experiments.stats.target_allocation`; — where none is known)."""
-    has = [i for i, p in enumerate(summary["proportions"].tolist()) if str(p).strip()]
-    if not has:
-        return ["The runs hold no final counts (a runs.csv written before they were recorded)."]
-    lines = [
-        "Mean N_a/τ over the cell's runs (censored runs included, at the budget's counts) in "
-        "arm order; ω*: the β-optimal allocation of T*_{KL,β} for TTUCB, CTB-TT and AdaP-TT, "
-        "that of the modified instance ν_{G,ε} for AdaP-TT*; dev: the mean over runs of "
-        "max_a |N_a/τ − ω*_a|; dev of mean: max_a |mean N_a/τ − ω*_a|.",
-        "",
-        "| algorithm | instance | ε | δ | censored | mean N_a/τ | ω* | dev | dev of mean |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for i in has:
-        dev, dev_mean = summary["omega_deviation"][i], summary["omega_deviation_of_mean"][i]
-        lines.append(
-            f"| {_md_escape(summary['algorithm'][i])} | {summary['instance'][i]} "
-            f"| {summary['epsilon'][i]:g} | {summary['delta'][i]:g} | {summary['censored'][i]} "
-            f"| {_shares(summary['proportions'][i])} | {_shares(summary['omega_star'][i])} "
-            f"| {_number(dev) if math.isfinite(dev) else '—'} "
-            f"| {_number(dev_mean) if math.isfinite(dev_mean) else '—'} |"
-        )
-    return lines
-
-
-def render(
-    claims: Sequence[Claim],
-    ctx: Context,
-    source: str,
-    allocations: results.Table | None = None,
-) -> str:
-    """The full Markdown report: conventions, claims table, theory per instance family, regime
-    switches, rounds of adaptivity, allocations (``allocations``: a summary with ω*, else the
-    context's), per-cell details."""
-    s = ctx.summary
-    runs = sorted(set(s["runs"].tolist()))
-    total_censored = int(s["censored"].sum())
-    header = [
-        "# Claims of Section 5 against the measured stopping times",
-        "",
-        f"Source: `{source}` — {len(s['mean'])} cells, {int(s['runs'].sum())} runs "
-        f"({'/'.join(map(str, runs))} per cell), {total_censored} censored runs.",
-        "",
-        "Verdicts use 95% intervals: means and ratios of means are normal on the log scale "
-        "(delta method), error rates use the Wilson score interval, slopes are weighted "
-        "least-squares fits of log mean τ on log ε (standard error inflated by √(χ²/dof) when "
-        "the points scatter more than their errors). Low privacy: ε ≥ 10 ε_s; high privacy: "
-        "ε < ε_s; slopes at high privacy: ε ≤ ε_s/2, with ε_s = `jaxbai.theory.regime_switch`. "
-        "Cells with censored runs are inconclusive in comparisons.",
-        "",
-        claims_table(claims),
-        "",
-        "## Theory by instance family",
-        "",
-        *theory_lines(ctx),
-        "",
-        "## Regime switches ε_s",
-        "",
-        "| instance | local | global |",
-        "| --- | --- | --- |",
-    ]
-    for inst in dict.fromkeys(s["instance"].tolist()):
-        local, glob = ctx.switch[(inst, "local")], ctx.switch[(inst, "global")]
-        header.append(f"| {inst} | {_number(local)} | {_number(glob)} |")
-    header += ["", "## Rounds of adaptivity (Appendix H)", "", *rounds_table(ctx)]
-    allocated = allocation_table(s if allocations is None else allocations)
-    header += ["", "## Allocations: empirical proportions against ω*", "", *allocated]
-    header += ["", "## Per-cell evidence", ""]
-    for c in claims:
-        header.append(f"### {c.key}: {c.statement} — {c.verdict}")
-        header.append("")
-        header += [f"- {d}" for d in c.details] or ["- (no cells)"]
-        header.append("")
-    return "\n".join(header)
-
-
-def report_from_csv(
-    path: str, sweep_config: config.SweepConfig | None = None
-) -> tuple[str, list[Claim]]:
-    """(Markdown report, claims) of a run CSV.
-
-    Instance families and algorithm options come from ``sweep_config``, else from the
-    ``sweep.json`` next to the CSV (`experiments.config.load_sidecar`); without either, every
-    instance is taken as Bernoulli and every algorithm as its registry entry (and said so).
-    """
-    sweep_config = sweep_config or config.load_sidecar(path)
-    table = results.read_csv(path)
-    ctx = context_from_runs(table, sweep_config)
-    claims = evaluate(ctx)
-    targets = stats.allocation_targets(table, stats.algorithms_of(sweep_config))
-    allocations = stats.summarize(table, targets)
-    text = render(claims, ctx, os.path.basename(path), allocations)
-    if sweep_config is None:
-        text += (
-            "\nNo sweep.json with a configuration next to the CSV: every instance was taken as "
-            "Bernoulli and every algorithm as its registry entry.\n"
-        )
-    return text, claims
+__all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m experiments.report RESULTS.csv [--out FILE]``."""
-    parser = argparse.ArgumentParser(prog="python -m experiments.report", description=__doc__)
-    parser.add_argument("csv", help="per-run CSV written by experiments.sweep")
-    parser.add_argument("--out", help="Markdown output (default: report.md next to the CSV)")
-    args = parser.parse_args(argv)
-    if not os.path.exists(args.csv):
-        print(f"report: error: no such file {args.csv}", file=sys.stderr)
-        return 2
-    text, _ = report_from_csv(args.csv)
+    """CLI: ``python -m experiments.report RESULTS.csv [--out FILE]``; returns the exit code."""
+    description = __doc__ + "\n" + (report.__doc__ or "")
+    out_help = "Markdown output (default: report.md next to the CSV)"
+    args = results.parse_csv_command("experiments.report", description, out_help, argv)
+    text, _ = report.report_from_csv(args.csv)
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.csv)), "report.md")
     with open(out, "w") as f:
         f.write(text + "\n")

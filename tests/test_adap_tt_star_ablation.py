@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import pytest
 
 import jaxbai
-from experiments import adap_tt_star_ablation as ablation
+from experiments.studies import adap_tt_star_ablation as ablation
 from jaxbai.toptwo import components
 
 VARIANTS = ablation.variants()

@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 import jaxbai
-from experiments import plot, report, results, stats, sweep
+from experiments import sweep
+from experiments.analysis import plot, report, results, stats
+from experiments.sweep import cli
 from jaxbai import engine
 from jaxbai.engine import _distributed
 
@@ -134,11 +136,11 @@ def tables(tmp_path_factory) -> dict[str, results.Table]:
     for name in ("ttucb", "adap_tt_published"):
         argv = ["--means", "0.8", "0.4", "--algorithms", name, "--epsilons", "1"]
         argv += ["--deltas", "0.1", "--runs", "6", "--seed", "1", "--quiet", "--out", out]
-        args = sweep.build_parser().parse_args(argv)
-        cfg = sweep.config_from_args(args)
+        args = cli.build_parser().parse_args(argv)
+        cfg = cli.config_from_args(args)
         sweep.prepare_out(cfg.out)
         spec = cfg.algorithms[0]
-        found[name] = sweep.run_table(spec, cfg, sweep.run_algorithm(spec, cfg, args))
+        found[name] = sweep.run_table(spec, cfg, sweep.run_algorithm(spec, cfg, progress=False))
     return found
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import jaxbai
-from experiments import sweep
+from experiments.sweep import cli
 from jaxbai import base, engine
 from jaxbai.toptwo import TopTwo
 from jaxbai.trial import Trial
@@ -168,7 +168,7 @@ def test_narrowed_algorithms_sweep(tmp_path):
         '[plot]\nfigures = ["global"]\nformats = ["png"]\n'
     )
     argv = ["--config", str(grid), "--out", str(tmp_path / "out"), "--quiet"]
-    assert sweep.main(argv) == 0
+    assert cli.main(argv) == 0
     with open(tmp_path / "out" / "runs.csv") as f:
         rows = list(csv.DictReader(f))
     for name in NAMES:

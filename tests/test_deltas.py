@@ -251,12 +251,13 @@ def test_practical_bound_is_the_smallest_fixed_point():
 def test_sweep_with_shared_deltas_writes_rows_figure_claim_and_mode(tmp_path):
     """``--share-deltas``: one row per (run, δ), the mode per algorithm in sweep.json (DP-SE
     runs each δ), the τ-against-log(1/δ) figure and the D1 claim."""
-    from experiments import results, sweep
+    from experiments.analysis import results
+    from experiments.sweep import cli
 
     out = tmp_path / "d"
     argv = ["--preset", "deltas", "--instances", "mu2", "--algorithms", "ttucb", "dp_se",
             "--runs", "6", "--deltas", "0.1", "0.01", "0.001", "--quiet"]  # fmt: skip
-    assert sweep.main([*argv, "--out", str(out)]) == 0
+    assert cli.main([*argv, "--out", str(out)]) == 0
     table = results.read_csv(str(out / "runs.csv"))
     assert len(table["tau"]) == 2 * 3 * 6
     sidecar = json.loads((out / "sweep.json").read_text())
@@ -266,6 +267,6 @@ def test_sweep_with_shared_deltas_writes_rows_figure_claim_and_mode(tmp_path):
     assert (out / "figures" / "tau_vs_log_delta.png").stat().st_size > 1000
     report = (out / "report.md").read_text()
     assert "| D1 |" in report and "ttucb/mu2 (asymptotic bound" in report
-    assert sweep.main([*argv, "--no-share-deltas", "--out", str(tmp_path / "e")]) == 0
+    assert cli.main([*argv, "--no-share-deltas", "--out", str(tmp_path / "e")]) == 0
     separate = json.loads((tmp_path / "e" / "sweep.json").read_text())
     assert separate["engine"]["ttucb"]["shared_deltas"] is False

@@ -159,9 +159,6 @@ def test_per_episode_law_other_episodic_algorithms(name, inst, epsilon):
 
 
 def test_draws_option_chooses_and_validates():
-    from experiments import config
-
-    assert config.DRAWS == engine.DRAWS
     adap = jaxbai.adap_tt()
     bern = jaxbai.bernoulli([0.9, 0.5])
     assert isinstance(engine.with_draws(adap, bern, "auto"), PerEpisode)

@@ -20,7 +20,7 @@ from _laws import ALPHA, same_discrete, same_tau
 from scipy import stats
 
 import jaxbai
-from experiments import published_reference as ref
+from experiments.studies import published_reference as ref
 from jaxbai.toptwo import published
 
 RUNS = 300

@@ -16,7 +16,7 @@ import pytest
 import scipy.stats
 
 import jaxbai
-from experiments import reference
+from experiments.studies import reference
 from jaxbai.toptwo import threshold_aware_challenger, transportation_cost_challenger
 
 MIXED = (0.9, 0.7, 0.3)

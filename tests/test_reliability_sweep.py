@@ -23,9 +23,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from experiments import config, distributed, sweep
-from experiments.specs import PAPER_INSTANCE_NAMES, ConfigError
-from jaxbai import engine
+from experiments import config, sweep
+from experiments.config.specs import ConfigError
+from experiments.sweep import cli, distributed
+from jaxbai import PAPER_INSTANCES, engine
 
 
 def _grid(instances: str = '["mu1"]', algorithms: str = '["ttucb"]', extra: str = "") -> str:
@@ -42,10 +43,10 @@ def _refused(text: str) -> str:
 
 
 def _cli_error(capsys, argv: list[str]) -> str:
-    """The one-line error of ``sweep.main(argv)``, which must exit with status 2."""
+    """The one-line error of ``cli.main(argv)``, which must exit with status 2."""
     with pytest.raises(SystemExit) as exit_:
-        sweep.main(argv)
-    assert exit_.value.code == sweep.EXIT_USAGE
+        cli.main(argv)
+    assert exit_.value.code == cli.EXIT_USAGE
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "Traceback" not in err, err
     return err
@@ -76,9 +77,9 @@ def test_duplicate_values_and_names_are_refused(text, expected):
 
 
 def test_duplicate_epsilons_on_the_command_line_name_the_flag():
-    args = sweep.build_parser().parse_args(["--algorithms", "adap_tt", "--epsilons", "1", "1"])
+    args = cli.build_parser().parse_args(["--algorithms", "adap_tt", "--epsilons", "1", "1"])
     with pytest.raises(ConfigError, match=r"^--epsilons: 1.0 appears twice"):
-        sweep.config_from_args(args)
+        cli.config_from_args(args)
 
 
 @pytest.mark.parametrize(
@@ -232,10 +233,10 @@ def test_a_read_only_out_is_one_line(tmp_path, capsys, monkeypatch):
 
 
 def test_an_os_error_while_writing_is_one_line(tmp_path, capsys, monkeypatch):
-    def full(*args):
+    def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device", "out/runs.csv")
 
-    monkeypatch.setattr(sweep, "sweep", full)
+    monkeypatch.setattr(sweep, "run", full)
     err = _cli_error(capsys, [*TINY, "--out", str(tmp_path / "out")])
     assert err.endswith("error: out/runs.csv: No space left on device")
 
@@ -243,7 +244,7 @@ def test_an_os_error_while_writing_is_one_line(tmp_path, capsys, monkeypatch):
 # ----------------------------------------------------------------------------- properties
 ALGORITHMS = ("ttucb", "ctb_tt", "adap_tt", "adap_tt_star", "dp_se", "ttucb_dpa", "magic")
 NAMES = st.one_of(
-    st.sampled_from([*PAPER_INSTANCE_NAMES, "a", "A", "b_1", "../x", ".h", "a b", ""]),
+    st.sampled_from([*PAPER_INSTANCES, "a", "A", "b_1", "../x", ".h", "a b", ""]),
     st.text(max_size=8),
 )
 NUMBERS = st.one_of(
@@ -261,7 +262,7 @@ def _means() -> st.SearchStrategy:
 
 
 INSTANCE = st.one_of(
-    st.sampled_from([*PAPER_INSTANCE_NAMES, "mu7"]),
+    st.sampled_from([*PAPER_INSTANCES, "mu7"]),
     st.fixed_dictionaries(
         {"name": NAMES, "means": _means()},
         optional={
@@ -390,16 +391,16 @@ FLAGS = st.lists(
 @PROPERTY
 @given(FLAGS)
 def test_generated_command_lines_parse_or_exit_2(flags):
-    """Parsing, the configuration and the distributed options: what `sweep.main` checks
+    """Parsing, the configuration and the distributed options: what `cli.main` checks
     before anything runs (argparse errors are `SystemExit(2)` with one line)."""
     argv = [token for flag in flags for token in flag]
     stderr = io.StringIO()
     try:
         with contextlib.redirect_stderr(stderr):
-            args = sweep.build_parser().parse_args(argv)
+            args = cli.build_parser().parse_args(argv)
     except SystemExit as exit_:
-        assert exit_.code == sweep.EXIT_USAGE
+        assert exit_.code == cli.EXIT_USAGE
         assert stderr.getvalue().strip().count("\n") == 0, stderr.getvalue()
         return
-    _valid_or_own_error(lambda: sweep.config_from_args(args))
+    _valid_or_own_error(lambda: cli.config_from_args(args))
     _valid_or_own_error(lambda: distributed.initialize_options(args))

@@ -11,8 +11,11 @@ import sys
 import numpy as np
 import pytest
 
-from experiments import config, grids, overlay, sweep
-from experiments.specs import ConfigError
+from experiments import config
+from experiments.analysis import overlay
+from experiments.config import grids
+from experiments.config.specs import ConfigError
+from experiments.sweep import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -43,7 +46,7 @@ def mixed(tmp_path_factory) -> tuple[str, str]:
     path = root / "mixed.toml"
     path.write_text(MIXED)
     out = str(root / "out")
-    assert sweep.main(["--config", str(path), "--out", out, "--quiet"]) == 0
+    assert cli.main(["--config", str(path), "--out", out, "--quiet"]) == 0
     return str(path), out
 
 
@@ -54,7 +57,7 @@ def test_mixed_k_equals_three_separate_sweeps(mixed, tmp_path):
     separate = []
     for name in ("g3", "b8", "mu1"):
         one = str(tmp_path / name)
-        assert sweep.main(["--config", path, "--instances", name, "--out", one, "--quiet"]) == 0
+        assert cli.main(["--config", path, "--instances", name, "--out", one, "--quiet"]) == 0
         lines = _lines(os.path.join(one, "runs.csv"))
         assert lines[0] == combined[0]
         separate += lines[1:]
@@ -70,7 +73,7 @@ def test_rerun_from_sweep_json_is_identical(mixed, tmp_path):
     _, out = mixed
     again = str(tmp_path / "again")
     sidecar = os.path.join(out, "sweep.json")
-    assert sweep.main(["--config", sidecar, "--out", again, "--quiet"]) == 0
+    assert cli.main(["--config", sidecar, "--out", again, "--quiet"]) == 0
     assert _lines(os.path.join(again, "runs.csv")) == _lines(os.path.join(out, "runs.csv"))
 
 
@@ -118,8 +121,8 @@ def test_preset_files_hold_the_paper_grids(name):
     assert cfg.local_epsilons == local and cfg.global_epsilons == glob
     assert (cfg.runs, cfg.max_samples, cfg.deltas, cfg.seed) == (runs, budget, (0.01,), 0)
     assert cfg.threshold == "heuristic" and cfg.out == f"results/{name}"
-    from_file = sweep.config_from_args(sweep.build_parser().parse_args(
-        ["--config", os.path.join(ROOT, "experiments", "grids", f"{name}.toml")]
+    from_file = cli.config_from_args(cli.build_parser().parse_args(
+        ["--config", os.path.join(ROOT, "experiments", "config", "grids", f"{name}.toml")]
     ))  # fmt: skip
     assert from_file == cfg
 
@@ -127,9 +130,9 @@ def test_preset_files_hold_the_paper_grids(name):
 def test_preset_and_its_file_write_the_same_runs_csv(tmp_path):
     tiny = ["--instances", "mu1", "--algorithms", "ttucb", "--runs", "2", "--max-samples",
             "20000", "--seed", "4", "--quiet"]  # fmt: skip
-    fig2 = os.path.join(ROOT, "experiments", "grids", "fig2.toml")
-    assert sweep.main(["--preset", "fig2", *tiny, "--out", str(tmp_path / "p")]) == 0
-    assert sweep.main(["--config", fig2, *tiny, "--out", str(tmp_path / "f")]) == 0
+    fig2 = os.path.join(ROOT, "experiments", "config", "grids", "fig2.toml")
+    assert cli.main(["--preset", "fig2", *tiny, "--out", str(tmp_path / "p")]) == 0
+    assert cli.main(["--config", fig2, *tiny, "--out", str(tmp_path / "f")]) == 0
     preset = (tmp_path / "p" / "runs.csv").read_bytes()
     assert preset == (tmp_path / "f" / "runs.csv").read_bytes()
     assert preset.count(b"\n") == 3  # header and two runs
@@ -160,7 +163,7 @@ def test_resolved_config_round_trips():
 
 # ----------------------------------------------------------------------------- overrides
 def _args(*argv: str):
-    return sweep.config_from_args(sweep.build_parser().parse_args(list(argv)))
+    return cli.config_from_args(cli.build_parser().parse_args(list(argv)))
 
 
 def test_inline_instances_from_the_command_line():
@@ -305,7 +308,7 @@ def test_cli_reports_a_bad_file_in_one_line(tmp_path):
         [sys.executable, "-m", "experiments.sweep", "--config", str(path), "--out", str(tmp_path)],
         capture_output=True, text=True, timeout=120, cwd=ROOT,
     )  # fmt: skip
-    assert proc.returncode == sweep.EXIT_USAGE
+    assert proc.returncode == cli.EXIT_USAGE
     assert proc.stderr.strip().count("\n") == 0, proc.stderr
     assert f"{path}:2: algorithms[0].beta: beta must lie in (0, 1)" in proc.stderr
     assert not (tmp_path / "runs.csv").exists()

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 import jaxbai
-from experiments import config, grids, plot, report, results, rounds, stats
-from experiments.stats import Z95
+from experiments import config
+from experiments.analysis import plot, report, results, rounds, stats
+from experiments.analysis.stats import Z95
+from experiments.config import grids
 
 
 def _runs(algorithm, instance="i", eps=1.0, delta=0.01, tau=1024, c=(40, 44), censored=0):

@@ -13,7 +13,7 @@ fitted on ε ≤ ε_s/2 where the ε-dependent term of the bound dominates. Cell
 never count as evidence for or against a comparison (their mean is only a lower bound).
 Nothing here tunes an algorithm: the verdict is what the data say. Algorithms appear in the
 statements under their display names in the registry (`jaxbai.ALGORITHMS`). Rendering the
-claims as a Markdown report is `experiments.report`.
+claims as a Markdown report is `experiments.analysis.report`.
 
 Where a sweep holds the published code's variants (`jaxbai.registry.PUBLISHED_VARIANTS`), the
 claims of Section 5 are evaluated a second time with each paper algorithm replaced by its
@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from experiments import overlay, results, rounds, stats
-from experiments.results import Table
-from experiments.specs import registry
-from experiments.stats import Interval
+from experiments.analysis import overlay, results, rounds, stats
+from experiments.analysis.results import Table
+from experiments.analysis.stats import Interval
+from experiments.config.specs import registry
 
 if TYPE_CHECKING:
     from experiments.config import SweepConfig
@@ -151,7 +151,7 @@ def slope_verdict(slope: Interval | None, target: float) -> str:
 class Context(NamedTuple):
     """A summary table with its theory: regime switch per (instance, trust model) (NaN where
     `jaxbai.theory` has none), the lower bound of every summary row (NaN where it has none),
-    the episode mode of every algorithm (`experiments.rounds.episode_modes`) and the reward
+    the episode mode of every algorithm (`experiments.analysis.rounds.episode_modes`) and the reward
     family of every instance."""
 
     summary: Table
@@ -162,7 +162,7 @@ class Context(NamedTuple):
     roles: Mapping[str, str] = {}
     """The algorithm that plays each paper algorithm's part in the claims (default: itself)."""
     asymptotic: Mapping[int, float] = {}
-    """lim sup E[τ]/log(1/δ) as the paper bounds it (`experiments.stats.asymptotic_bound`)
+    """lim sup E[τ]/log(1/δ) as the paper bounds it (`experiments.analysis.stats.asymptotic_bound`)
     for each summary row whose algorithm has one."""
 
 
@@ -229,7 +229,8 @@ def ratio_cells(
 def slope_cells(
     ctx: Context, algorithm: str, in_regime: Callable[[str, float], bool], target: float
 ) -> list[Cell]:
-    """One log-log slope fit per (instance, δ) on the uncensored cells of a regime."""
+    """One log-log slope fit per (instance, δ) on the uncensored cells of a regime; a panel
+    with fewer than three such cells (a fit needs them, `stats.loglog_slope`) gives none."""
     s = ctx.summary
     cells = []
     for instance, delta in panels(ctx):
@@ -238,12 +239,11 @@ def slope_cells(
             for i in rows(ctx, algorithm, instance, delta)
             if in_regime(instance, float(s["epsilon"][i])) and not censored(ctx, i)
         ]
-        if not idx:
-            continue
         slope = stats.loglog_slope(s["epsilon"][idx], s["mean"][idx], s["se"][idx])
-        value = slope if slope is not None else Interval(math.nan, math.nan, math.nan)
+        if slope is None:
+            continue
         cells.append(
-            Cell(instance, float(s["epsilon"][idx[0]]), value, slope_verdict(slope, target))
+            Cell(instance, float(s["epsilon"][idx[0]]), slope, slope_verdict(slope, target))
         )
     return cells
 
@@ -264,14 +264,20 @@ def _span(cells: Sequence[Cell]) -> str:
     return low if low == high else f"{low}–{high}"
 
 
-def describe_cells(cells: Sequence[Cell], what: str) -> tuple[str, tuple[str, ...]]:
+NO_CELLS = "no cells of this sweep fall in the claim's regime"
+NO_SLOPE = "no (instance, δ) of this sweep has three uncensored ε in the claim's regime to fit"
+
+
+def describe_cells(
+    cells: Sequence[Cell], what: str, empty: str = NO_CELLS
+) -> tuple[str, tuple[str, ...]]:
     """(evidence line, one detail line per cell).
 
     The evidence has one part per group (instance) or, with more than `MAX_EVIDENCE_GROUPS`
     groups, one summary with the first failing cells.
     """
     if not cells:
-        return "no cells of this sweep fall in the claim's regime", ()
+        return empty, ()
     details = tuple(f"{c.instance} ε={_eps(c.epsilon)}: {what} {c.value}" for c in cells)
     groups = list(dict.fromkeys(c.instance for c in cells))
     if len(groups) > MAX_EVIDENCE_GROUPS:
@@ -292,9 +298,11 @@ def describe_cells(cells: Sequence[Cell], what: str) -> tuple[str, tuple[str, ..
     return text, verdicts
 
 
-def claim_from_cells(key: str, statement: str, cells: Sequence[Cell], what: str) -> Claim:
-    """A claim whose verdict combines its cells'."""
-    evidence, details = describe_cells(cells, what)
+def claim_from_cells(
+    key: str, statement: str, cells: Sequence[Cell], what: str, empty: str = NO_CELLS
+) -> Claim:
+    """A claim whose verdict combines its cells' (``empty``: the evidence without cells)."""
+    evidence, details = describe_cells(cells, what, empty)
     return Claim(key, statement, evidence, combine([c.verdict for c in cells]), details)
 
 
@@ -337,6 +345,7 @@ def local_claims(ctx: Context) -> list[Claim]:
             f"Local, high privacy (ε ≤ ε_s/2): {ctb} τ ∝ ε⁻² (log-log slope −2 ± 0.25)",
             slope_cells(ctx, ctb_tt, deep, -2.0),
             "slope",
+            NO_SLOPE,
         ),
     ]
 
@@ -374,12 +383,14 @@ def global_claims(ctx: Context) -> list[Claim]:
             "Global, low privacy (ε ≥ 10 ε_s): τ does not depend on ε (slope 0 ± 0.25)",
             both(lambda a: slope_cells(ctx, a, low, 0.0)),
             "slope",
+            NO_SLOPE,
         ),
         claim_from_cells(
             "G4",
             "Global, high privacy (ε ≤ ε_s/2): τ ∝ ε⁻¹ (log-log slope −1 ± 0.25)",
             both(lambda a: slope_cells(ctx, a, deep, -1.0)),
             "slope",
+            NO_SLOPE,
         ),
         claim_from_cells(
             "G5",
@@ -497,7 +508,8 @@ def common_claims(ctx: Context) -> list[Claim]:
 
 
 def rounds_cells(ctx: Context) -> list[Cell]:
-    """Every cell of an episodic algorithm: E[C] / its bound of Appendix H (`experiments.rounds`).
+    """Every cell of an episodic algorithm: E[C] / its bound of Appendix H
+    (`experiments.analysis.rounds`).
 
     A censored cell is inconclusive: its C and τ are both cut short.
     """
@@ -603,7 +615,7 @@ def context_from_runs(table: Table, config: SweepConfig | None = None) -> Contex
 def _asymptotic_bounds(
     summary: Table, config: SweepConfig | None, families: Mapping[str, str]
 ) -> dict[int, float]:
-    """`experiments.stats.asymptotic_bound` of every summary row of a sweep with several δ
+    """`experiments.analysis.stats.asymptotic_bound` of every summary row of a sweep with several δ
     (the only claim that reads it), Bernoulli instances only; algorithms as the sweep ran
     them, else their registry entries."""
     if len(set(summary["delta"].tolist())) < 3:

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from experiments.results import Table
-from experiments.specs import AlgorithmSpec, registry
-from experiments.stats import Z95, Interval
+from experiments.analysis.results import Table
+from experiments.analysis.stats import Z95, Interval
+from experiments.config.specs import AlgorithmSpec, registry
 
 if TYPE_CHECKING:
     from experiments.config import SweepConfig

@@ -1,10 +1,11 @@
 """The paper's experiment grids (Section 5, Appendix I), shipped as experiment files.
 
-Every preset is a TOML file of this directory, ``experiments/grids/<name>.toml``, read by
+Every preset is a TOML file of this directory, ``experiments/config/grids/<name>.toml``, read by
 `experiments.config.load` exactly like a user's file: ``--preset fig2`` and
-``--config experiments/grids/fig2.toml`` are the same sweep. Every algorithm runs on the ε grid
+``--config experiments/config/grids/fig2.toml`` are the same sweep. Every algorithm runs on the ε
+grid
 of its trust model (local or global DP, from the registry `jaxbai.ALGORITHMS`); non-private
-algorithms run once per (instance, δ) at ε = ∞. Importing this module does not import JAX.
+algorithms run once per (instance, δ) at ε = ∞.
 
 Example:
     >>> cfg = config_from_preset("fig2")
@@ -29,21 +30,18 @@ from typing import Any, NamedTuple
 from experiments.config import (
     GLOBAL_EPSILONS,
     LOCAL_EPSILONS,
-    MAX_COUNT,
     SweepConfig,
     load,
     tomllib,
     validate,
     with_overrides,
 )
-from experiments.specs import PAPER_INSTANCE_NAMES, ConfigError
+from experiments.config.specs import ConfigError
 
 __all__ = [
     "GLOBAL_EPSILONS",
     "GRID_DIR",
-    "INSTANCE_NAMES",
     "LOCAL_EPSILONS",
-    "MAX_COUNT",
     "PRESETS",
     "Preset",
     "SweepConfig",
@@ -53,9 +51,6 @@ __all__ = [
 
 GRID_DIR = os.path.dirname(os.path.abspath(__file__))
 """The directory of the preset files."""
-
-INSTANCE_NAMES = PAPER_INSTANCE_NAMES
-"""The six Bernoulli instances of Appendix I (``jaxbai.PAPER_INSTANCES``)."""
 
 
 class Preset(NamedTuple):
@@ -86,7 +81,7 @@ def config_from_preset(name: str, **overrides: Any) -> SweepConfig:
     `experiments.config.with_overrides`).
 
     Raises:
-        ValueError: unknown preset, or an invalid override (`experiments.specs.ConfigError`).
+        ValueError: unknown preset, or an invalid override (`experiments.config.specs.ConfigError`).
     """
     if name not in PRESETS:
         raise ConfigError((), f"unknown preset {name!r}; expected one of {sorted(PRESETS)}")

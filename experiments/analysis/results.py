@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import os
@@ -27,9 +28,12 @@ import platform
 import subprocess
 from collections.abc import Sequence
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas
 
 __all__ = [
     "OPTIONAL_COLUMNS",
@@ -44,9 +48,11 @@ __all__ = [
     "num_rows",
     "package_versions",
     "parse_counts",
+    "parse_csv_command",
     "parse_means",
     "read_csv",
     "select",
+    "to_frame",
     "unique",
     "write_csv",
     "write_json",
@@ -185,6 +191,40 @@ def read_csv(path: str, schema: dict[str, type] | None = None) -> Table:
         dtype = object if kind is str else kind
         table[name] = np.array(values, dtype=dtype)
     return table
+
+
+def to_frame(table: Table, schema: dict[str, type]) -> pandas.DataFrame:
+    """``table`` as a pandas DataFrame with the columns of ``schema`` in order: text columns of
+    dtype object, the others int64, float64 or bool (the dtypes ``pandas.read_csv`` gives the
+    CSV of `write_csv` with ``keep_default_na=False, na_values=["nan"]``)."""
+    import pandas
+
+    dtypes = {str: object, int: np.int64, float: np.float64, bool: np.bool_}
+    return pandas.DataFrame(
+        {name: np.asarray(table[name], dtype=dtypes[kind]) for name, kind in schema.items()}
+    )
+
+
+def parse_csv_command(
+    prog: str, description: str, out_help: str, argv: Sequence[str] | None = None
+) -> argparse.Namespace:
+    """The arguments ``CSV [--out PATH]`` of the command ``python -m prog``, which reads a
+    sweep's per-run CSV.
+
+    Raises:
+        SystemExit: status 2, bad arguments or no such CSV (argparse's error).
+    """
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {prog}",
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("csv", help="per-run CSV written by experiments.sweep")
+    parser.add_argument("--out", help=out_help)
+    args = parser.parse_args(argv)
+    if not os.path.exists(args.csv):
+        parser.error(f"no such file {args.csv}")
+    return args
 
 
 def git_commit(directory: str = ".") -> str:

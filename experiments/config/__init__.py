@@ -24,7 +24,7 @@ Everything is checked before anything runs (`validate`); an error names the file
 (`tomllib` gives none for values, so it is found from the key), the key and the valid range.
 ``SweepConfig.to_dict`` is the resolved configuration in the same schema: the sweep records it
 in ``sweep.json``, and ``--config results/…/sweep.json`` reads it back to rerun exactly.
-Reading files does not import JAX; validation reads the algorithm registry.
+Importing it imports `jaxbai` (whose constants it uses) but starts no JAX backend.
 
 Example:
     >>> cfg = loads('instances = ["mu1"]\\nalgorithms = ["ttucb"]\\nruns = 10', name="demo")
@@ -47,9 +47,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from experiments import lines
-from experiments.specs import (
-    PAPER_INSTANCE_NAMES,
+from experiments.config import lines
+from experiments.config.specs import (
     AlgorithmSpec,
     ConfigError,
     InstanceSpec,
@@ -60,6 +59,9 @@ from experiments.specs import (
     paper_instance,
     registry,
 )
+from jaxbai import PAPER_INSTANCES
+from jaxbai._validate import COUNT_MAX
+from jaxbai.engine import DRAWS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -70,7 +72,6 @@ __all__ = [
     "FIGURE_KINDS",
     "GLOBAL_EPSILONS",
     "LOCAL_EPSILONS",
-    "MAX_COUNT",
     "RUN_BYTES",
     "TOP_KEYS",
     "PlotOptions",
@@ -98,8 +99,6 @@ LOCAL_EPSILONS: tuple[float, ...] = (
 )  # fmt: skip
 """ε grid of the local-DP experiments (Appendix I)."""
 
-MAX_COUNT = 2**31 - 1  # the engine counts samples in int32
-
 RUN_BYTES = 2048
 """Memory a sweep holds per run, at its peak (measured: the engine's per-job arrays, the run
 table, and its CSV read back by the report); `validate` refuses a grid whose runs would need
@@ -116,7 +115,8 @@ FIGURE_KINDS = (
     "allocations",
     "log_delta",
 )
-"""Figures `experiments.plot` can draw (``[plot] figures`` selects among them; ``allocations``
+"""Figures `experiments.analysis.plot` can draw (``[plot] figures`` selects among them;
+``allocations``
 is one PNG per instance of the empirical proportions against ω*; ``log_delta``, τ against
 log(1/δ) with both bounds, for curves with at least 3 δ)."""
 
@@ -144,13 +144,9 @@ TOP_KEYS = (
 """Keys of an experiment file (``epsilons`` sets both ε grids; ``out`` is not recorded)."""
 
 
-DRAWS = ("auto", "per_sample", "per_episode")
-"""`jaxbai.engine.DRAWS`, repeated so that this module stays JAX-free (a test checks both)."""
-
-
 @dataclasses.dataclass(frozen=True)
 class PlotOptions:
-    """What `experiments.plot` draws.
+    """What `experiments.analysis.plot` draws.
 
     Attributes:
         figures: figure kinds (`FIGURE_KINDS`) to draw; empty: every one the data support.
@@ -385,9 +381,9 @@ def parse(data: Mapping, name: str = "config", *, check: bool = True) -> SweepCo
         local_epsilons=local,
         global_epsilons=glob,
         deltas=_grid(data.get("deltas", [0.01]), ("deltas",), "in (0, 1)", lambda v: 0 < v < 1),
-        runs=_integer(data.get("runs", 1000), ("runs",), 1, MAX_COUNT),
+        runs=_integer(data.get("runs", 1000), ("runs",), 1, COUNT_MAX),
         threshold=_string(data.get("threshold", "heuristic"), ("threshold",)),
-        max_samples=_integer(data.get("max_samples", 10**9), ("max_samples",), 1, MAX_COUNT),
+        max_samples=_integer(data.get("max_samples", 10**9), ("max_samples",), 1, COUNT_MAX),
         draws=_string(data.get("draws", "auto"), ("draws",)),
         share_deltas=_bool(data.get("share_deltas", False), ("share_deltas",)),
         seed=_integer(data.get("seed", 0), ("seed",), 0, 2**32 - 1),
@@ -399,7 +395,7 @@ def parse(data: Mapping, name: str = "config", *, check: bool = True) -> SweepCo
 
 
 def _check_names(values: Sequence[str], key: str) -> None:
-    """Names that are file names (`experiments.specs.NAME_PATTERN`), unique ignoring case (a
+    """Names that are file names (`experiments.config.specs.NAME_PATTERN`), unique ignoring case (a
     label names checkpoint files, which a case-insensitive file system would mix up)."""
     seen: dict[str, str] = {}
     for i, value in enumerate(values):
@@ -467,8 +463,8 @@ def _check_values(config: SweepConfig) -> None:
     _grid(config.local_epsilons, ("local_epsilons",), positive, lambda v: v > 0)
     _grid(config.global_epsilons, ("global_epsilons",), positive, lambda v: v > 0)
     _grid(config.deltas, ("deltas",), "in (0, 1)", lambda v: 0 < v < 1)
-    _integer(config.runs, ("runs",), 1, MAX_COUNT)
-    _integer(config.max_samples, ("max_samples",), 1, MAX_COUNT)
+    _integer(config.runs, ("runs",), 1, COUNT_MAX)
+    _integer(config.max_samples, ("max_samples",), 1, COUNT_MAX)
     _integer(config.seed, ("seed",), 0, 2**32 - 1)
     _choice(config.draws, ("draws",), DRAWS)
     _bool(config.share_deltas, ("share_deltas",))
@@ -485,7 +481,7 @@ def validate(config: SweepConfig) -> SweepConfig:
         ConfigError: a value out of its range (an integer given as a float, an ε or δ given
             twice); an unknown algorithm, option or threshold family; an option value the
             factory rejects; an instance an algorithm cannot take; a name that is not a file
-            name (`experiments.specs.NAME_PATTERN`) or is used twice; a grid whose runs would
+            name (`experiments.config.specs.NAME_PATTERN`) or is used twice; a grid whose runs would
             not fit in memory (`RUN_BYTES` each).
     """
     from jaxbai.thresholds import THRESHOLD_FAMILIES
@@ -514,11 +510,11 @@ def select_instances(config: SweepConfig, names: Sequence[str]) -> tuple[Instanc
     """Instances by name: the configuration's own first, then the paper's (Appendix I)."""
     own = {i.name: i for i in config.instances}
     for name in names:
-        if name not in own and name not in PAPER_INSTANCE_NAMES:
+        if name not in own and name not in PAPER_INSTANCES:
             raise ConfigError(
                 ("instances",),
                 f"unknown instance {name!r}; this grid defines {list(own)}, the paper's are "
-                f"{list(PAPER_INSTANCE_NAMES)}",
+                f"{list(PAPER_INSTANCES)}",
             )
     return tuple(own[n] if n in own else paper_instance(n) for n in names)
 

@@ -494,7 +494,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(markdown(records))
     print(f"wall time {wall:.0f} s on {len(jax.devices())} device(s); written to {args.out}")
     return 1 if any(r["violation"] for r in records if r["kind"] != "planted bug") else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

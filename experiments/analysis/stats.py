@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from experiments.results import RUN_COLUMNS, Table, counts_matrix, parse_means
+from experiments.analysis.results import RUN_COLUMNS, Table, counts_matrix, parse_means
 
 if TYPE_CHECKING:
     from experiments.config import SweepConfig

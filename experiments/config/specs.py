@@ -5,7 +5,8 @@ An `InstanceSpec` is a named instance of one family — Bernoulli (means in [0, 
 unique best arm. An `AlgorithmSpec` is a registered algorithm (`jaxbai.ALGORITHMS`) under a label,
 with options for its factory (threshold family, β, leader bonus, γ, episodes, …). Both are
 checked here in numpy, before anything compiles; a problem is a `ConfigError` naming the key.
-Importing this module does not import JAX (the registry is read when first needed).
+Importing this module imports `jaxbai` but starts no JAX backend (the sweep may still configure
+the host devices or ``jax.distributed`` afterwards).
 
 Example:
     >>> spec = instance_from_mapping({"name": "b", "family": "beta", "means": [0.6, 0.4],
@@ -34,6 +35,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from jaxbai import ALGORITHMS, PAPER_INSTANCES
+from jaxbai._validate import check_unique_best
+
 if TYPE_CHECKING:
     from jaxbai.base import Algorithm, Instance
 
@@ -41,7 +45,6 @@ __all__ = [
     "FAMILIES",
     "INSTANCE_KEYS",
     "NAME_PATTERN",
-    "PAPER_INSTANCE_NAMES",
     "AlgorithmSpec",
     "ConfigError",
     "InstanceSpec",
@@ -60,9 +63,6 @@ __all__ = [
 
 FAMILIES = ("bernoulli", "gaussian", "beta")
 """Reward families of an instance."""
-
-PAPER_INSTANCE_NAMES: tuple[str, ...] = ("mu1", "mu2", "mu3", "mu4", "mu5", "mu6")
-"""The six Bernoulli instances of Appendix I (``jaxbai.PAPER_INSTANCES``)."""
 
 INSTANCE_KEYS: dict[str, tuple[str, ...]] = {
     "bernoulli": ("name", "family", "means"),
@@ -116,9 +116,7 @@ class ConfigError(ValueError):
 
 # ----------------------------------------------------------------------------- registry
 def registry():
-    """`jaxbai.ALGORITHMS` (imported on first use, so importing this module stays JAX-free)."""
-    from jaxbai import ALGORITHMS
-
+    """The algorithm registry `jaxbai.ALGORITHMS`."""
     return ALGORITHMS
 
 
@@ -132,7 +130,7 @@ def instance_groups(instances: Sequence[InstanceSpec]) -> list[tuple[int, ...]]:
     """Indices of the instances that share one engine grid (same family and K), in order of
     first appearance.
 
-    >>> from experiments.specs import paper_instance
+    >>> from experiments.config.specs import paper_instance
     >>> g = InstanceSpec("g", "gaussian", (1.0, 0.0), sigma=1.0)
     >>> instance_groups([paper_instance("mu1"), g, paper_instance("mu2")])
     [(0, 2), (1,)]
@@ -195,15 +193,17 @@ def _vector(value: object, path: tuple, what: str, ok) -> tuple[float, ...]:
 
 
 def _check_unique_best(means: tuple[float, ...], path: tuple) -> None:
-    arr = np.asarray(means)
-    best = np.flatnonzero(arr == arr.max())
-    if len(best) > 1:
-        arms = ", ".join(map(str, best.tolist()))
+    """`jaxbai`'s unique-best-arm check, as a `ConfigError` naming the tied arms."""
+    try:
+        check_unique_best(means)
+    except ValueError:
+        arr = np.asarray(means)
+        arms = ", ".join(map(str, np.flatnonzero(arr == arr.max()).tolist()))
         raise ConfigError(
             path,
             f"tied best arm: arms {arms} share the largest mean {arr.max():g}; "
             "the best arm must be unique",
-        )
+        ) from None
 
 
 # ----------------------------------------------------------------------------- instances
@@ -274,14 +274,12 @@ def paper_instance(name: str, path: tuple = ()) -> InstanceSpec:
     >>> paper_instance("mu1").means
     (0.95, 0.9, 0.9, 0.9, 0.5)
     """
-    if name not in PAPER_INSTANCE_NAMES:
+    if name not in PAPER_INSTANCES:
         raise ConfigError(
             path,
-            f"unknown instance {name!r}: a paper instance is one of {list(PAPER_INSTANCE_NAMES)};"
+            f"unknown instance {name!r}: a paper instance is one of {list(PAPER_INSTANCES)};"
             " define your own as a table with family and means",
         )
-    from jaxbai.instances import PAPER_INSTANCES
-
     return InstanceSpec(name, "bernoulli", tuple(float(m) for m in PAPER_INSTANCES[name]))
 
 
@@ -337,7 +335,7 @@ def instance_from_mapping(data: Mapping, path: tuple) -> InstanceSpec:
         means = _vector(data.get("means"), (*path, "means"), "in [0, 1]", lambda v: 0 <= v <= 1)
     _check_unique_best(means, (*path, "means" if "means" in data else "a"))
     spec = InstanceSpec(name, family, means, sigma, a, b)
-    if name in PAPER_INSTANCE_NAMES and spec != paper_instance(name):
+    if name in PAPER_INSTANCES and spec != paper_instance(name):
         raise ConfigError(
             (*path, "name"),
             f"{name!r} is the paper's instance (Bernoulli, means "

@@ -17,7 +17,8 @@ What `jaxbai.theory` supports depends on the reward family (`theory_note` says i
   the same mean), so no curve is drawn rather than a wrong one.
 
 Where no bound exists the functions return NaN. Instances are described by
-`experiments.specs.InstanceSpec`; a name without one (a CSV without its ``sweep.json``) is taken
+`experiments.config.specs.InstanceSpec`; a name without one (a CSV without its ``sweep.json``) is
+taken
 as Bernoulli, the only family before experiment files existed.
 
 Example:
@@ -35,8 +36,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from experiments.results import parse_means
-from experiments.specs import InstanceSpec
+from experiments.analysis.results import parse_means
+from experiments.config.specs import InstanceSpec
 
 __all__ = [
     "LOCAL_EPSILON_CAP",

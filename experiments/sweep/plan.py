@@ -7,7 +7,7 @@ Nothing of the grid is run beyond a short pilot.
 
 The model. A cell's mean stopping time is predicted as E[τ] ≈ factor × bound, where
 
-* bound = T*·log(1/(2.4δ)), the lower bound of `experiments.overlay.lower_bound` (Lemma 5,
+* bound = T*·log(1/(2.4δ)), the lower bound of `experiments.analysis.overlay.lower_bound` (Lemma 5,
   Theorems 10 and 17), or, for cells where `jaxbai.theory` has none (Beta arms, DP on Gaussian
   arms), the engine's cost proxy `jaxbai.engine.predicted_cost`;
 * factor = mean τ / bound, measured by a pilot that runs the cheap cells (`PILOT_GUESS` × bound
@@ -21,6 +21,11 @@ it), which measures the seconds per lane-step; the grid needs samples / (samples
 lane-step) / `EFFICIENCY` lane-steps (one sample per step for the Top Two algorithms; DP-SE
 advances an epoch per step, which the pilot's samples per lane-step underestimates), shared by
 the processes.
+
+With ``share_deltas`` (docs/semantics.md §31), the δ of an algorithm whose sampling ignores δ
+share one trajectory per (instance, ε, run), which runs until its smallest δ stops: that δ's
+cell carries the samples and time, the other δ's cells are marked shared and add none. The
+pilot still runs every δ separately (each δ's τ has the same law either way).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from experiments.config import SweepConfig
-    from experiments.specs import AlgorithmSpec
+    from experiments.config.specs import AlgorithmSpec
 
 __all__ = [
     "EFFICIENCY",
@@ -47,6 +52,7 @@ __all__ = [
     "pilot_cells",
     "plan",
     "predict",
+    "shared_deltas",
 ]
 
 PILOT_RUNS = 8
@@ -81,6 +87,8 @@ class Cell(NamedTuple):
         tau: predicted mean τ, capped at the budget.
         samples: predicted samples of the cell (runs × τ).
         seconds: predicted wall time of the cell.
+        shared: its δ is tested on the trajectories of the cell of the smallest δ (shared
+            δ), so ``samples`` and ``seconds`` are 0: that cell counts them.
     """
 
     algorithm: str
@@ -93,6 +101,7 @@ class Cell(NamedTuple):
     tau: float
     samples: float
     seconds: float
+    shared: bool = False
 
 
 def pilot_cells(bound: np.ndarray, epsilon: np.ndarray) -> np.ndarray:
@@ -134,7 +143,7 @@ def nearest_factor(epsilon: np.ndarray, piloted: np.ndarray, factor: np.ndarray)
 def _bounds(spec: AlgorithmSpec, config: SweepConfig, instance, eps: np.ndarray) -> np.ndarray:
     """Bound of every (ε, δ) of one instance, shape (E, D): theory, else the engine's proxy."""
     import jaxbai
-    from experiments import overlay
+    from experiments.analysis import overlay
     from jaxbai import engine
 
     privacy = jaxbai.ALGORITHMS.get_entry(spec.algorithm).privacy
@@ -148,6 +157,19 @@ def _bounds(spec: AlgorithmSpec, config: SweepConfig, instance, eps: np.ndarray)
             bound = np.where(np.isnan(bound), engine.predicted_cost(privacy, jobs), bound)
         out[:, d] = bound
     return out
+
+
+def shared_deltas(spec: AlgorithmSpec, config: SweepConfig, instance) -> bool:
+    """Whether the sweep runs the δ of ``instance`` on shared trajectories, as the engine
+    decides it (`jaxbai.engine.with_shared_deltas` of the algorithm with the sweep's draws)."""
+    from jaxbai import engine
+
+    if not config.share_deltas or len(config.deltas) < 2:
+        return False
+    inst = instance.build()
+    alg = engine.with_draws(spec.build(config.threshold), inst, config.draws)
+    jobs = engine.grid_jobs(inst, 1.0, config.deltas, 1)
+    return isinstance(engine.with_shared_deltas(alg, jobs, True), engine.SharedDeltas)
 
 
 def _concat(jobs: Sequence) -> Any:
@@ -165,7 +187,7 @@ def _pilot(spec, config, eps, bound, chosen, processes) -> tuple[np.ndarray, np.
     the cell reached `PILOT_CAP` (its factor is then a lower bound), and the predicted samples
     per second of the whole grid (see the module docstring).
     """
-    from experiments.specs import instance_groups
+    from experiments.config.specs import instance_groups
     from jaxbai import engine
 
     alg = spec.build(config.threshold)
@@ -214,7 +236,9 @@ def predict(spec: AlgorithmSpec, config: SweepConfig, processes: int = 1) -> lis
             chosen[i, :, d] = pilot_cells(bound[i, :, d], eps)
     measured, capped, rate = _pilot(spec, config, eps, bound, chosen, processes)
     cells = []
+    smallest = int(np.argmin(config.deltas))
     for i, inst in enumerate(instances):
+        shared = shared_deltas(spec, config, inst)
         for d, delta in enumerate(config.deltas):
             known = chosen[i, :, d] & ~capped[i, :, d]
             if not known.any():  # every pilot run was capped: lower bounds only
@@ -225,6 +249,7 @@ def predict(spec: AlgorithmSpec, config: SweepConfig, processes: int = 1) -> lis
                 if capped[i, e, d] or (not known[e] and capped[i, :, d].all()):
                     basis = "capped"
                 tau = min(factor[e] * bound[i, e, d], config.max_samples)
+                counted = 0.0 if shared and d != smallest else 1.0
                 cells.append(
                     Cell(
                         spec.label,
@@ -235,8 +260,9 @@ def predict(spec: AlgorithmSpec, config: SweepConfig, processes: int = 1) -> lis
                         float(factor[e]),
                         basis,
                         float(tau),
-                        float(tau * config.runs),
-                        float(tau * config.runs / rate / processes),
+                        counted * float(tau * config.runs),
+                        counted * float(tau * config.runs / rate / processes),
+                        shared and d != smallest,
                     )
                 )
     return cells
@@ -264,6 +290,7 @@ def format_plan(cells: Sequence[Cell], devices: str, processes: int = 1) -> str:
     """The plan as text: one line per cell (most samples first, cumulative share), then the
     total per algorithm and overall."""
     total = sum(c.samples for c in cells)
+    any_shared = any(c.shared for c in cells)
     lines = [
         f"{'algorithm':<14}{'instance':<10}{'ε':>8}{'δ':>7}{'bound':>10}{'factor':>9}"
         f"{'E[τ]':>10}{'samples':>10}{'share':>7}{'cum.':>7}{'time':>9}"
@@ -274,7 +301,8 @@ def format_plan(cells: Sequence[Cell], devices: str, processes: int = 1) -> str:
         mark = {"pilot": "", "nearest": "~", "capped": "≥"}[c.basis]
         lines.append(
             f"{c.algorithm:<14}{c.instance:<10}{c.epsilon:>8g}{c.delta:>7g}{c.bound:>10.3g}"
-            f"{mark + format(c.factor, '.3g'):>9}{c.tau:>10.3g}{c.samples:>10.3g}"
+            f"{mark + format(c.factor, '.3g'):>9}{c.tau:>10.3g}"
+            f"{'shared' if c.shared else format(c.samples, '.3g'):>10}"
             f"{c.samples / total:>7.1%}{cumulative / total:>7.1%}{_duration(c.seconds):>9}"
         )
     lines.append("")
@@ -291,6 +319,7 @@ def format_plan(cells: Sequence[Cell], devices: str, processes: int = 1) -> str:
     lines.append(
         "factor: measured by the pilot; ~factor: from the nearest piloted ε; ≥factor: the pilot's "
         f"runs reached {PILOT_CAP:.0e} samples (a lower bound)"
+        + ("; shared: tested on the trajectories of the smallest δ" if any_shared else "")
     )
     return "\n".join(lines)
 

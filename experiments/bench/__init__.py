@@ -14,7 +14,7 @@ W5: ``ttucb`` and ``adap_tt`` (ε = 1, per-episode draws), mu1, δ ∈ {10⁻¹,
 W3: W1 at 10⁵ runs on a GPU (``--device gpu``; ``bash experiments/gpu.sh`` runs W1–W3 and
     the paper preset's cost plan on a CUDA machine in one command).
 
-``--trial`` runs the load benchmark of real trials instead (`experiments.bench_trial`: time per
+``--trial`` runs the load benchmark of real trials instead (`experiments.bench.trial`: time per
 record at 10³, 10⁵ and 10⁶ participants, one by one and in cohorts); the remaining arguments go
 to it.
 
@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from typing import Any
 
@@ -77,11 +76,11 @@ def engine_rate(
 
 
 def python_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[str, float]:
-    """Samples/s of the plain-Python transcription (`experiments.reference`) on Bernoulli
+    """Samples/s of the plain-Python transcription (`experiments.studies.reference`) on Bernoulli
     tables."""
     import numpy as np
 
-    from experiments import reference
+    from experiments.studies import reference
 
     rng = np.random.default_rng(0)
     samples, wall = 0, 0.0
@@ -96,20 +95,20 @@ def python_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[str, 
 def numba_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[str, float] | None:
     """Samples/s of a numba TTUCB scalar loop, parallel over runs on all cores."""
     try:
-        from experiments import bench_numba
+        from experiments.bench import numba_loop
     except ImportError:
         return None
     import numpy as np
 
     means_arr = np.asarray(means)
-    bench_numba.ttucb_runs(means_arr, 8, delta, 0)  # compile
-    taus, wall = _timed(lambda: bench_numba.ttucb_runs(means_arr, runs, delta, 1))
+    numba_loop.ttucb_runs(means_arr, 8, delta, 0)  # compile
+    taus, wall = _timed(lambda: numba_loop.ttucb_runs(means_arr, runs, delta, 1))
     return {
         "samples": int(taus.sum()),
         "wall_s": wall,
         "samples_per_s": taus.sum() / wall,
         "mean_tau": float(taus.mean()),
-        "threads": bench_numba.threads(),
+        "threads": numba_loop.threads(),
     }
 
 
@@ -212,12 +211,14 @@ def table(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run W1–W3 and print a table; write JSON."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m experiments.bench", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     parser.add_argument("--out", help="JSON report (default results/bench.json)")
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
     parser.add_argument(
-        "--trial", action="store_true", help="the trial load benchmark (experiments.bench_trial)"
+        "--trial", action="store_true", help="the trial load benchmark (experiments.bench.trial)"
     )
     args, rest = parser.parse_known_args(argv)
     if args.trial:
@@ -253,7 +254,3 @@ def main(argv: list[str] | None = None) -> int:
     print(table(report))
     print(f"written {out}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

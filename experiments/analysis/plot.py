@@ -1,0 +1,579 @@
+"""Figures in the paper's layouts: mean τ (or rounds C) ± std against ε or δ, a panel per instance.
+
+``python -m experiments.plot RESULTS.csv [--out DIR]`` redraws every figure from a saved run
+CSV (instance families, option labels and plot options from the ``sweep.json`` next to it).
+Each τ figure overlays the theory of `experiments.analysis.overlay` where `jaxbai.theory` supports
+the
+instance's family: the lower bound T*·log(1/(2.4δ)) as a dashed curve (T*_ℓ(ε) for local DP,
+T*_g(ε) for global DP, T*_KL without privacy) and the regime switch as a shaded vertical line;
+a panel without theory says so. Non-private algorithms are horizontal lines with a ±std band in
+the ε figures. Cells with censored runs are hollow markers without error bars, annotated with
+the censored count: their mean is only a lower bound.
+
+Figures (`experiments.config.FIGURE_KINDS`; per δ for the ε figures):
+
+* ``local``, ``global``: τ against ε, log-log (Figures 1–4);
+* ``global_linear``: AdaP-TT and AdaP-TT* on a linear y axis, when both ran (Figure 5);
+* ``nonprivate``: τ against δ, when no private algorithm ran (e.g. Gaussian arms);
+* ``rounds_local``, ``rounds_global``: rounds of adaptivity C(τ) against ε for the algorithms
+  that count them (episodic ones, DP-SE's epochs), with the bound of Appendix H at the
+  measured mean τ in the algorithm's colour: K log₂ E[τ] dashed (per-arm episodes), log₂ E[τ]
+  dotted (one global episode); DP-SE has none;
+* ``rounds_nonprivate``: C(τ) against δ for non-private episodic algorithms (TTUCB-DPA).
+
+Beside them, one small PNG per instance, ``allocations_<instance>.png`` (`draw_allocations`): a
+panel per algorithm, grouped bars of the empirical proportions N_a/τ per arm (mean over the
+cell's runs, ± std) for each (ε, δ) cell (at most `MAX_ALLOCATION_CELLS`, evenly spread), with
+the allocation ω* the algorithm targets (`experiments.analysis.stats.target_allocation`) as a black
+tick
+on each bar where one is known; hatched bars are cells with censored runs (their counts are the
+budget's). Drawn whenever the summary has proportions (a sweep's runs.csv records the counts).
+
+Trust models, legend names and the order of the curves come from the registry
+(`jaxbai.ALGORITHMS`) and the sweep's algorithm options; an algorithm of the CSV that is not
+registered in this process keeps the trust model of its ``privacy`` column, its label as name,
+and comes after the registered ones.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import matplotlib.ticker
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from experiments.analysis import overlay, results, rounds, stats
+from experiments.analysis.results import Table
+from experiments.config import PlotOptions, SweepConfig
+from experiments.config.specs import display_name, registry
+
+__all__ = [
+    "MAX_ALLOCATION_CELLS",
+    "STYLE",
+    "FigureSpec",
+    "Labels",
+    "allocation_instances",
+    "draw_algorithm",
+    "draw_all",
+    "draw_allocations",
+    "draw_figure",
+    "draw_figures",
+    "draw_theory",
+    "figure_specs",
+    "save_figures",
+    "style",
+]
+
+STYLE = {
+    "ttucb": ("black", "s"),
+    "ctb_tt": ("tab:blue", "o"),
+    "gauss_ldp_tt": ("tab:cyan", "v"),
+    "adap_tt": ("tab:orange", "o"),
+    "adap_tt_star": ("tab:green", "D"),
+    "dp_se": ("tab:red", "^"),
+    "ttucb_dpa": ("tab:purple", "P"),
+    "ttucb_dpa_global": ("tab:pink", "X"),
+    "adap_tt_global": ("tab:brown", "o"),
+    "adap_tt_star_global": ("tab:olive", "D"),
+}
+"""(colour, marker) of each algorithm's curve; others are grey circles. A published-code variant
+(`jaxbai.registry.PUBLISHED_VARIANTS`) takes its paper algorithm's, dashed (`style`)."""
+
+
+def style(algorithm: str) -> tuple[str, str, str]:
+    """(colour, marker, line style) of an algorithm's curve."""
+    from jaxbai.registry import PUBLISHED_VARIANTS
+
+    paper = {v: k for k, v in PUBLISHED_VARIANTS.items()}
+    if algorithm in paper:
+        return (*STYLE[paper[algorithm]], "--")
+    return (*STYLE.get(algorithm, ("gray", "o")), "-")
+
+
+_BOUND_STYLE = {"per_arm": "--", "global": ":"}
+
+MAX_ALLOCATION_CELLS = 6
+"""Most (ε, δ) cells of one algorithm drawn in an allocation panel."""
+
+
+class FigureSpec(NamedTuple):
+    """What one figure shows.
+
+    Attributes:
+        name: figure kind (`experiments.config.FIGURE_KINDS`).
+        privacy: trust model of its private algorithms (``"none"``: δ on the x axis).
+        algorithms: algorithms drawn, in order.
+        yscale: ``"log"`` or ``"linear"``.
+        delta: δ of an ε figure (None for δ figures).
+        rounds: plot rounds of adaptivity instead of τ.
+    """
+
+    name: str
+    privacy: str
+    algorithms: tuple[str, ...]
+    yscale: str
+    delta: float | None
+    rounds: bool = False
+
+
+class Labels(NamedTuple):
+    """What a figure needs to know beyond the summary (from the sweep's configuration)."""
+
+    names: dict[str, str]
+    """Legend name of every algorithm label."""
+    episodes: dict[str, str | None]
+    """Episode mode of every algorithm label (`experiments.analysis.rounds.episode_modes`)."""
+    instances: dict
+    """`experiments.config.specs.InstanceSpec` of every instance name that has one."""
+    threshold: str = "heuristic"
+    """The sweep's stopping-threshold family (its practical bound is drawn)."""
+
+    @classmethod
+    def of(cls, summary: Table, sweep_config: SweepConfig | None) -> Labels:
+        """Names, episode modes and instances for ``summary``'s algorithms and instances."""
+        labels = results.unique(summary["algorithm"])
+        own = {a.label: a for a in sweep_config.algorithms} if sweep_config else {}
+        names = {a: own[a].display_name() if a in own else display_name(a) for a in labels}
+        instances = {i.name: i for i in sweep_config.instances} if sweep_config else {}
+        threshold = sweep_config.threshold if sweep_config else "heuristic"
+        return cls(names, rounds.episode_modes(labels, sweep_config), instances, threshold)
+
+
+def _privacy(summary: Table) -> dict[str, str]:
+    """Trust model of every algorithm of ``summary``: registered ones first, in registry order,
+    then the others in order of appearance with their ``privacy`` column."""
+    present = dict(zip(summary["algorithm"].tolist(), summary["privacy"].tolist(), strict=True))
+    registered = {a: e.privacy for a, e in registry().items() if a in present}
+    return registered | {a: p for a, p in present.items() if a not in registered}
+
+
+def _counts_rounds(summary: Table) -> set[str]:
+    """Algorithms that report rounds of adaptivity (C ≥ 0)."""
+    return set(summary["algorithm"][summary["rounds_max"] >= 0].tolist())
+
+
+def figure_specs(summary: Table, kinds: Sequence[str] = ()) -> list[FigureSpec]:
+    """The figures a summary supports, in a fixed order (only ``kinds`` if given); an ε figure
+    at δ holds the algorithms that ran at that δ."""
+    privacy_of = _privacy(summary)
+    with_rounds = _counts_rounds(summary)
+    specs = []
+    for delta in sorted(set(summary["delta"].tolist())):
+        here = set(summary["algorithm"][summary["delta"] == delta].tolist())
+        at = {a: p for a, p in privacy_of.items() if a in here}
+        for privacy in ("local", "global"):
+            algs = tuple(a for a, p in at.items() if p in (privacy, "none"))
+            if any(at[a] == privacy for a in algs):
+                specs.append(FigureSpec(privacy, privacy, algs, "log", delta))
+        if {"adap_tt", "adap_tt_star"} <= here:
+            algs = tuple(a for a in ("adap_tt", "adap_tt_star", "ttucb") if a in here)
+            specs.append(FigureSpec("global_linear", "global", algs, "linear", delta))
+        for privacy in ("local", "global"):
+            algs = tuple(a for a, p in at.items() if p == privacy and a in with_rounds)
+            if algs:
+                specs.append(FigureSpec(f"rounds_{privacy}", privacy, algs, "log", delta, True))
+    if all(p == "none" for p in privacy_of.values()):
+        specs.append(FigureSpec("nonprivate", "none", tuple(privacy_of), "log", None))
+    algs = tuple(a for a, p in privacy_of.items() if p == "none" and a in with_rounds)
+    if algs:
+        specs.append(FigureSpec("rounds_nonprivate", "none", algs, "log", None, True))
+    return [s for s in specs if not kinds or s.name in kinds]
+
+
+def _cells(summary: Table, algorithm: str, instance: str, delta: float | None) -> np.ndarray:
+    """Rows of one curve, sorted by its x (ε, or δ when ``delta`` is None)."""
+    mask = (summary["algorithm"] == algorithm) & (summary["instance"] == instance)
+    if delta is not None:
+        mask &= summary["delta"] == delta
+    idx = np.flatnonzero(mask)
+    return idx[np.argsort(summary["delta" if delta is None else "epsilon"][idx])]
+
+
+def _x_range(summary: Table, spec: FigureSpec) -> tuple[float, float]:
+    mask = np.isin(summary["algorithm"], spec.algorithms)
+    x = summary["delta" if spec.delta is None else "epsilon"][mask]
+    x = x[np.isfinite(x)]
+    return float(x.min()) / 1.5, float(x.max()) * 1.5
+
+
+def _hollow(ax, x, y, cens, runs, color, marker) -> None:
+    """Cells with censored runs: hollow markers annotated with the censored count."""
+    ax.plot(x, y, ls="none", marker=marker, ms=6, mfc="none", color=color)
+    for e, m, c, n in zip(x, y, cens, runs, strict=True):
+        ax.annotate(
+            f"≥ ({c}/{n} cens.)",
+            (e, m),
+            textcoords="offset points",
+            xytext=(3, 5),
+            fontsize=6,
+            color=color,
+        )
+
+
+def draw_algorithm(
+    ax,
+    summary: Table,
+    algorithm: str,
+    instance: str,
+    delta: float | None,
+    labels: Labels | None = None,
+    rounds_of: bool = False,
+) -> None:
+    """One algorithm's curve on one panel: τ (or C if ``rounds_of``) against ε at ``delta``, or
+    against δ if ``delta`` is None; a non-private algorithm in an ε figure is a horizontal band."""
+    color, marker, ls = style(algorithm)
+    label = labels.names.get(algorithm, algorithm) if labels else display_name(algorithm)
+    idx = _cells(summary, algorithm, instance, delta)
+    if not len(idx):
+        return
+    x = summary["delta" if delta is None else "epsilon"][idx].astype(float)
+    mean_col, std_col = ("rounds_mean", "rounds_std") if rounds_of else ("mean", "std")
+    mean, std = summary[mean_col][idx].astype(float), summary[std_col][idx].astype(float)
+    cens = summary["censored"][idx]
+    entries = registry()
+    privacy = entries[algorithm].privacy if algorithm in entries else summary["privacy"][idx[0]]
+    if privacy == "none" and delta is not None:
+        ax.axhline(mean[0], color=color, ls=ls, lw=1.2, label=f"{label} (non-private)")
+        ax.axhspan(mean[0] - std[0], mean[0] + std[0], color=color, alpha=0.08)
+        return
+    done = cens == 0
+    ax.errorbar(
+        x[done],
+        mean[done],
+        yerr=std[done],
+        color=color,
+        marker=marker,
+        ms=4,
+        lw=1.2,
+        ls=ls,
+        capsize=2,
+        label=label,
+    )
+    if (~done).any():
+        _hollow(ax, x[~done], mean[~done], cens[~done], summary["runs"][idx][~done], color, marker)
+    mode = labels.episodes.get(algorithm) if (rounds_of and labels) else None
+    if mode is not None:
+        bound = [rounds.rounds_bound(mode, int(summary["K"][i]), summary["mean"][i]) for i in idx]
+        ax.plot(x, bound, ls=_BOUND_STYLE[mode], color=color, lw=1)
+
+
+def draw_theory(
+    ax,
+    means: np.ndarray,
+    privacy: str,
+    delta: float | None,
+    x_range: tuple[float, float],
+    family: str = "bernoulli",
+    sigma: float | None = None,
+    threshold: str = "heuristic",
+) -> None:
+    """Lower-bound and practical-bound curves (`experiments.analysis.overlay`) and the regime-switch
+    line of one instance (against ε at ``delta``, or against δ if ``delta`` is None); a note on
+    the panel where `jaxbai.theory` has none."""
+    model = overlay.theory_model(family, privacy) or overlay.theory_model(family, "none")
+    if model is None:
+        ax.text(
+            0.02,
+            0.02,
+            f"no lower bound drawn ({family}: see report)",
+            transform=ax.transAxes,
+            fontsize=6,
+            color="gray",
+        )
+        return
+    grid = np.geomspace(*x_range, 60)
+    # against δ: the non-private bounds (ε = ∞) at every δ of the grid
+    eps, dlt = (np.full(60, np.inf), grid) if delta is None else (grid, delta)
+    bound = overlay.lower_bound(means, model, eps, dlt, family, sigma)
+    practical = overlay.practical_bound(means, model, eps, dlt, threshold, family, sigma)
+    ax.plot(grid, bound, ls="--", color="gray", lw=1, label="lower bound T*·log(1/(2.4δ))")
+    label = f"practical bound: t = T*·c(t, δ), {threshold} c"
+    ax.plot(grid, practical, ls=":", color="gray", lw=1, label=label)
+    switch = overlay.regime_switch(means, privacy, family)
+    if delta is not None and math.isfinite(switch):
+        ax.axvline(switch, color="gray", lw=8, alpha=0.2, label="regime switch ε_s (theory)")
+
+
+def _ylabel(spec: FigureSpec) -> str:
+    return "rounds of adaptivity C(τ)" if spec.rounds else "stopping time τ"
+
+
+def _title(spec: FigureSpec, runs: list[int]) -> str:
+    what = "C(τ)" if spec.rounds else "τ"
+    runs_text = "/".join(map(str, runs))
+    if spec.delta is None:
+        return f"non-private: {what} (mean ± std over {runs_text} runs) against δ"
+    return f"{spec.privacy} DP: {what} (mean ± std over {runs_text} runs), δ = {spec.delta:g}"
+
+
+def _legend(fig, axes, summary: Table, spec: FigureSpec, ncols: int, nrows: int) -> None:
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    if (summary["censored"][np.isin(summary["algorithm"], spec.algorithms)] > 0).any():
+        handles.append(Line2D([], [], ls="none", marker="o", mfc="none", color="gray"))
+        labels.append("hollow: censored runs (mean is a lower bound)")
+    if spec.rounds:
+        for mode, ls in _BOUND_STYLE.items():
+            handles.append(Line2D([], [], ls=ls, color="gray"))
+            labels.append(f"{rounds.BOUND_TEXT[mode]} ({mode.replace('_', '-')} episodes)")
+    legend_cols = 2 if ncols == 1 else 4
+    fig.legend(
+        handles,
+        labels,
+        loc="lower center",
+        ncol=min(legend_cols, max(len(labels), 1)),
+        fontsize=7,
+        frameon=False,
+    )
+    rows_of_legend = math.ceil(len(labels) / legend_cols)
+    fig.tight_layout(rect=(0, 0.05 * rows_of_legend / nrows, 1, 0.95))
+
+
+def draw_figure(summary: Table, spec: FigureSpec, labels: Labels | None = None) -> Figure:
+    """One figure: a panel per instance of the summary that the figure's algorithms ran on."""
+    labels = labels or Labels.of(summary, None)
+    shown = np.isin(summary["algorithm"], spec.algorithms)
+    instances = list(dict.fromkeys(summary["instance"][shown].tolist()))
+    means_of = dict(zip(summary["instance"], summary["means"], strict=True))
+    ncols = min(3, len(instances))
+    nrows = math.ceil(len(instances) / ncols)
+    fig = Figure(figsize=(max(6.5, 4.2 * ncols), 3.4 * nrows))
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    x_range = _x_range(summary, spec)
+    for ax, instance in zip(axes.ravel(), instances, strict=False):
+        means = results.parse_means(means_of[instance])
+        family, sigma = overlay.instance_family(instance, labels.instances)
+        if not spec.rounds:
+            theory = (family, sigma, labels.threshold)
+            draw_theory(ax, means, spec.privacy, spec.delta, x_range, *theory)
+        for algorithm in spec.algorithms:
+            draw_algorithm(ax, summary, algorithm, instance, spec.delta, labels, spec.rounds)
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_yscale(spec.yscale)
+        ax.set_xlim(*x_range)
+        if spec.delta is None:  # a few δ: label each
+            deltas = sorted(set(summary["delta"][shown].tolist()))
+            ax.set_xticks(deltas, [f"{d:g}" for d in deltas])
+        kind = "" if family == "bernoulli" else f" [{labels.instances[instance].describe()}]"
+        ax.set_title(f"{instance} = ({', '.join(f'{m:g}' for m in means)}){kind}", fontsize=9)
+        ax.set_xlabel("δ" if spec.delta is None else "ε")
+        ax.set_ylabel(_ylabel(spec))
+        ax.grid(True, which="major", alpha=0.3)
+    for ax in axes.ravel()[len(instances) :]:
+        ax.set_visible(False)
+    fig.suptitle(_title(spec, sorted(set(summary["runs"][shown].tolist()))), fontsize=10)
+    _legend(fig, axes, summary, spec, ncols, nrows)
+    return fig
+
+
+def allocation_instances(summary: Table) -> list[str]:
+    """Instances with empirical proportions in the summary, in order of appearance."""
+    has = np.array([bool(str(p).strip()) for p in summary["proportions"].tolist()], bool)
+    return list(dict.fromkeys(summary["instance"][has].tolist()))
+
+
+def _spread(idx: np.ndarray, most: int) -> np.ndarray:
+    """At most ``most`` of ``idx``, evenly spread (the first and last kept)."""
+    if len(idx) <= most:
+        return idx
+    return idx[np.unique(np.linspace(0, len(idx) - 1, most).round().astype(int))]
+
+
+def _cell_label(summary: Table, i: int, privacy: str, many_deltas: bool) -> str:
+    parts = [] if privacy == "none" else [f"ε={summary['epsilon'][i]:g}"]
+    if many_deltas or privacy == "none":
+        parts.append(f"δ={summary['delta'][i]:g}")
+    return ", ".join(parts)
+
+
+def draw_allocations(summary: Table, instance: str, labels: Labels | None = None) -> Figure:
+    """Empirical proportions against ω* on one instance: a panel per algorithm (module
+    docstring)."""
+    labels = labels or Labels.of(summary, None)
+    has = np.array([bool(str(p).strip()) for p in summary["proportions"].tolist()], bool)
+    here = has & (summary["instance"] == instance)
+    privacy_of = _privacy(summary)
+    algorithms = [a for a in privacy_of if (here & (summary["algorithm"] == a)).any()]
+    means = results.parse_means(summary["means"][here][0])
+    arms = np.arange(len(means))
+    ncols = min(3, len(algorithms))
+    nrows = math.ceil(len(algorithms) / ncols)
+    fig = Figure(figsize=(3.3 * ncols + 0.4, 2.6 * nrows + 0.5))
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    many_deltas = len(set(summary["delta"][here].tolist())) > 1
+    for ax, algorithm in zip(axes.ravel(), algorithms, strict=False):
+        idx = np.flatnonzero(here & (summary["algorithm"] == algorithm))
+        idx = _spread(idx[np.lexsort((summary["epsilon"][idx], summary["delta"][idx]))],
+                      MAX_ALLOCATION_CELLS)  # fmt: skip
+        width = 0.8 / len(idx)
+        colours = matplotlib.colormaps["viridis"](np.linspace(0.1, 0.9, len(idx)))
+        targeted = False
+        for k, i in enumerate(idx):
+            x = arms - 0.4 + (k + 0.5) * width
+            mean = stats.parse_floats(summary["proportions"][i])
+            std = stats.parse_floats(summary["proportions_std"][i])
+            censored = summary["censored"][i] > 0
+            ax.bar(
+                x, mean, width * 0.9, yerr=std, color=colours[k], hatch="//" if censored else None,
+                error_kw={"lw": 0.7, "capsize": 1.5},
+                label=_cell_label(summary, i, privacy_of[algorithm], many_deltas),
+            )  # fmt: skip
+            omega = stats.parse_floats(summary["omega_star"][i])
+            if omega is not None:
+                targeted = True
+                ax.hlines(omega, x - width * 0.45, x + width * 0.45, color="black", lw=1.4)
+        name = labels.names.get(algorithm, algorithm)
+        ax.set_title(name if targeted else f"{name} (no ω* known)", fontsize=8)
+        ax.set_xticks(arms, [f"{a + 1}" for a in arms], fontsize=7)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.set_xlabel("arm", fontsize=7)
+        ax.set_ylabel("N_a / τ", fontsize=7)
+        ax.set_ylim(0, 1)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=5.5, frameon=False, loc="upper right")
+    for ax in axes.ravel()[len(algorithms) :]:
+        ax.set_visible(False)
+    runs = "/".join(map(str, sorted(set(summary["runs"][here].tolist()))))
+    fig.suptitle(
+        f"{instance} = ({', '.join(f'{m:g}' for m in means)}): N_a/τ (mean ± std over {runs} "
+        "runs); black: ω*; hatched: censored runs",
+        fontsize=8,
+    )
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    return fig
+
+
+def _file_stem(name: str) -> str:
+    """``name`` with every character but letters, digits, ``.``, ``-`` and ``_`` as ``_``."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+
+
+def draw_figures(summary: Table, sweep_config: SweepConfig | None = None) -> dict[str, Figure]:
+    """Every figure of `figure_specs` (selected by the configuration's plot options), the
+    allocation figures (`draw_allocations`) unless the options select figures without
+    ``"allocations"``, and the τ-against-log(1/δ) figure where it has curves; by file stem."""
+    options = sweep_config.plot if sweep_config else PlotOptions()
+    labels = Labels.of(summary, sweep_config)
+    figures: dict[str, Figure] = {}
+    many_deltas = len(set(summary["delta"].tolist())) > 1
+    for spec in figure_specs(summary, options.figures):
+        per_delta = many_deltas and spec.delta is not None
+        prefix = "rounds_vs" if spec.rounds else "tau_vs"
+        axis = "delta" if spec.delta is None else "epsilon"
+        name = spec.name.removeprefix("rounds_")
+        stem = f"{prefix}_{axis}_{name}" + (f"_delta{spec.delta:g}" if per_delta else "")
+        figures[stem] = draw_figure(summary, spec, labels)
+    if (not options.figures or "allocations" in options.figures) and "proportions" in summary:
+        for instance in allocation_instances(summary):
+            figures[f"allocations_{_file_stem(instance)}"] = draw_allocations(
+                summary, instance, labels
+            )
+    if log_delta_curves(summary) and (not options.figures or "log_delta" in options.figures):
+        figures["tau_vs_log_delta"] = draw_log_delta(summary, labels)
+    return figures
+
+
+def save_figures(
+    figures: dict[str, Figure], out_dir: str, sweep_config: SweepConfig | None = None
+) -> list[str]:
+    """Save `draw_figures`' figures in ``out_dir``, each in the plot options' formats (the
+    allocation figures as PNG); returns the written paths."""
+    options = sweep_config.plot if sweep_config else PlotOptions()
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    for stem, fig in figures.items():
+        formats = ("png",) if stem.startswith("allocations_") else options.formats
+        for ext in formats:
+            paths.append(os.path.join(out_dir, f"{stem}.{ext}"))
+            fig.savefig(paths[-1], dpi=options.dpi)
+    return paths
+
+
+def draw_all(summary: Table, out_dir: str, sweep_config: SweepConfig | None = None) -> list[str]:
+    """Draw and save every figure (`draw_figures`, `save_figures`); returns the written paths."""
+    return save_figures(draw_figures(summary, sweep_config), out_dir, sweep_config)
+
+
+MIN_LOG_DELTA_POINTS = 3
+"""δ values a curve needs in the τ-against-log(1/δ) figure (and its slope claim)."""
+
+
+def log_delta_curves(summary: Table) -> dict[tuple[str, str, float], np.ndarray]:
+    """Rows of every (algorithm, instance, ε) with at least `MIN_LOG_DELTA_POINTS` δ, by δ
+    decreasing (log(1/δ) increasing)."""
+    curves: dict[tuple[str, str, float], list[int]] = {}
+    keys = zip(summary["algorithm"], summary["instance"], summary["epsilon"], strict=True)
+    for i, key in enumerate(keys):
+        curves.setdefault((key[0], key[1], float(key[2])), []).append(i)
+    return {
+        key: np.array(sorted(idx, key=lambda i: -summary["delta"][i]))
+        for key, idx in curves.items()
+        if len(idx) >= MIN_LOG_DELTA_POINTS
+    }
+
+
+def draw_log_delta(summary: Table, labels: Labels | None = None) -> Figure:
+    """τ against log(1/δ): a panel per instance, a curve per (algorithm, ε) with mean ± se, its
+    weighted least-squares line (slope: the characteristic time reached, cf. the D1 claim of
+    `experiments.analysis.claims`), and in its colour the lower bound T*(ε)·log(1/(2.4δ)) (dashed)
+    and
+    the practical bound (dotted) of `experiments.analysis.overlay`."""
+    labels = labels or Labels.of(summary, None)
+    curves = log_delta_curves(summary)
+    instances = list(dict.fromkeys(key[1] for key in curves))
+    ncols = min(3, len(instances))
+    nrows = math.ceil(len(instances) / ncols)
+    fig = Figure(figsize=(max(6.5, 4.6 * ncols), 3.8 * nrows))
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    for ax, instance in zip(axes.ravel(), instances, strict=False):
+        ax.set_title(instance, fontsize=9)
+        for (algorithm, where, eps), idx in curves.items():
+            if where == instance:
+                _draw_log_delta_curve(ax, summary, algorithm, eps, idx, labels)
+        ax.set_xlabel("log(1/δ)")
+        ax.set_ylabel("stopping time τ")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=6, frameon=False)
+    for ax in axes.ravel()[len(instances) :]:
+        ax.set_visible(False)
+    fig.suptitle(
+        "τ against log(1/δ) (mean ± se); dashed: T*·log(1/(2.4δ)); dotted: practical bound "
+        f"({labels.threshold} threshold)",
+        fontsize=9,
+    )
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    return fig
+
+
+def _draw_log_delta_curve(ax, summary, algorithm, eps, idx, labels: Labels) -> None:
+    color, marker, ls = style(algorithm)
+    delta = summary["delta"][idx].astype(float)
+    x = np.log(1 / delta)
+    mean, se = summary["mean"][idx].astype(float), summary["se"][idx].astype(float)
+    name = labels.names.get(algorithm, algorithm)
+    fit = stats.log_delta_line(delta, mean, se)
+    slope = f", slope {fit[0].value:.3g}" if fit else ""
+    where = "" if math.isinf(eps) else f" ε={eps:g}"
+    ax.errorbar(x, mean, yerr=se, color=color, marker=marker, ms=4, ls="none", capsize=2)
+    if fit:
+        ax.plot(x, fit[1] + fit[0].value * x, color=color, ls=ls, lw=1, label=name + where + slope)
+    instance = summary["instance"][idx[0]]
+    means = results.parse_means(summary["means"][idx[0]])
+    family, sigma = overlay.instance_family(instance, labels.instances)
+    privacy = summary["privacy"][idx[0]]
+    model = overlay.theory_model(family, privacy)
+    if model is None:
+        return
+    grid = np.geomspace(delta.min(), delta.max(), 40)
+    eps_grid = np.full(grid.shape, eps)
+    bound = overlay.lower_bound(means, model, eps_grid, grid, family, sigma)
+    practical = overlay.practical_bound(
+        means, model, eps_grid, grid, labels.threshold, family, sigma
+    )
+    ax.plot(np.log(1 / grid), bound, color=color, ls="--", lw=0.8, alpha=0.7)
+    ax.plot(np.log(1 / grid), practical, color=color, ls=":", lw=0.8, alpha=0.7)

@@ -1,0 +1,301 @@
+"""The sweep's command line, ``python -m experiments.sweep``: a thin layer over its API.
+
+Every flag is defined in `build_parser`; `config_from_args` turns the parsed flags into a
+`experiments.config.SweepConfig` (the preset or file, then the flags), and `main` runs it with
+`experiments.sweep.run`, or prints the cost plan (``--plan``, `experiments.sweep.plan`), or
+launches and supervises the processes of a ``jax.distributed`` run
+(`experiments.sweep.distributed`).
+
+Algorithm names are keys of the registry `jaxbai.ALGORITHMS`, read when `main` is called, so an
+algorithm registered with ``jaxbai.register`` beforehand runs like the paper's (on the ε grid
+of its trust model, with ``--threshold`` if it has threshold families); ``main(argv)`` takes
+the command line as a list and returns the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from collections.abc import Sequence
+
+import experiments.sweep as sweep
+from experiments import config
+from experiments.config import SweepConfig, grids
+from experiments.config.specs import (
+    FAMILIES,
+    INSTANCE_KEYS,
+    ConfigError,
+    InstanceSpec,
+    derived_name,
+    instance_from_mapping,
+)
+from experiments.sweep import distributed, plan
+
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
+    "build_parser",
+    "config_from_args",
+    "inline_instance",
+    "main",
+    "print_summary",
+]
+
+EXIT_USAGE, EXIT_INTERRUPTED = 2, 3
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage dump)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.replace(",", " ").split()]
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from err
+
+
+def _names(text: str) -> list[str]:
+    return [x for x in text.replace(",", " ").split() if x]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The sweep's command line: every flag is defined here.
+
+    Three groups: where the grid comes from (``--preset`` or ``--config``), what it holds
+    (instances, algorithms, grids, budget, seed: these override the file and are recorded in
+    ``sweep.json``), and how this invocation runs (output, resume, progress). Flags that change
+    how the sweep is executed but not its results belong to the last group and must not enter
+    `experiments.config.SweepConfig`.
+    """
+    presets = "\n".join(f"  {k:<20}{p.description}" for k, p in grids.PRESETS.items())
+    parser = _Parser(
+        prog="python -m experiments.sweep",
+        description=(sweep.__doc__ or "")
+        + "\npresets (experiments/config/grids/<name>.toml):\n"
+        + presets,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    source = parser.add_argument_group("grid source").add_mutually_exclusive_group()
+    source.add_argument("--preset", help="a shipped grid (default: quick)")
+    source.add_argument("--config", help="an experiment file (TOML) or a sweep's sweep.json")
+    grid = parser.add_argument_group("grid (overrides the preset or file)")
+    add = grid.add_argument
+    add("--instances", type=_names, nargs="+", help="instance names: the file's or mu1..mu6")
+    add("--means", type=_floats, nargs="+", help="an instance of your own: its arms' means")
+    add("--family", choices=FAMILIES, help="family of the --means instance (default bernoulli)")
+    add("--sigma", type=float, help="σ of a --family gaussian instance")
+    add("--concentration", type=float, help="a + b of a --family beta instance given by means")
+    add("--beta-a", type=_floats, nargs="+", help="shapes a of a --family beta instance")
+    add("--beta-b", type=_floats, nargs="+", help="shapes b of a --family beta instance")
+    add("--runs", type=int, help="runs per (instance, ε, δ) cell")
+    add("--epsilons", type=_floats, nargs="+", help="ε grid for every private algorithm")
+    add("--deltas", type=_floats, nargs="+", help="risks δ (default 0.01)")
+    add("--algorithms", type=_names, nargs="+", help="the file's labels or registry names")
+    add("--threshold", choices=("heuristic", "theory"), help="every algorithm's threshold family")
+    add("--max-samples", type=int, help="per-run sample budget (runs hitting it are censored)")
+    add(
+        "--draws",
+        help="auto, per_sample or per_episode: rewards one by one, or one sum per arm and "
+        "episode for episodic algorithms (default auto: per episode where the instance allows)",
+    )
+    add(
+        "--share-deltas",
+        action=argparse.BooleanOptionalAction,
+        help="one trajectory per (instance, ε, run) tested against every δ, for algorithms "
+        "whose sampling ignores δ (DP-SE runs each δ; default: the file's, else off)",
+    )
+    add("--seed", type=int, help="master seed (default 0)")
+    add("--device", choices=("cpu", "gpu"), help="platform (default: JAX's default)")
+    run = parser.add_argument_group("this invocation")
+    run.add_argument(
+        "--out", help="output directory (default results/<name>; results/<instance> with --means)"
+    )
+    run.add_argument("--resume", action="store_true", help="continue from the checkpoints")
+    run.add_argument("--quiet", action="store_true", help="no progress lines")
+    run.add_argument(
+        "--plan",
+        action="store_true",
+        help="print the predicted samples and wall time per cell after a short pilot "
+        "(experiments.sweep.plan); run nothing else",
+    )
+    # test hooks: stop after N engine chunks of S steps (simulates an interruption)
+    run.add_argument("--max-chunks", type=int, help=argparse.SUPPRESS)
+    run.add_argument("--chunk-steps", type=int, default=1 << 15, help=argparse.SUPPRESS)
+    distributed.add_arguments(parser)
+    return parser
+
+
+def _flat(values: list[list] | None) -> tuple | None:
+    return None if values is None else tuple(v for group in values for v in group)
+
+
+_INLINE_FLAGS = {
+    "means": "--means",
+    "sigma": "--sigma",
+    "concentration": "--concentration",
+    "a": "--beta-a",
+    "b": "--beta-b",
+}
+
+
+def inline_instance(args: argparse.Namespace) -> InstanceSpec | None:
+    """The instance of ``--means``/``--family``/``--sigma``/``--beta-a``… (None if not given),
+    named by `experiments.config.specs.derived_name`.
+
+    Raises:
+        ConfigError: naming the flag.
+    """
+    family = args.family or "bernoulli"
+    given = {
+        "means": _flat(args.means),
+        "sigma": args.sigma,
+        "concentration": args.concentration,
+        "a": _flat(args.beta_a),
+        "b": _flat(args.beta_b),
+    }
+    given = {k: list(v) if isinstance(v, tuple) else v for k, v in given.items() if v is not None}
+    if not given:
+        if args.family:
+            raise ConfigError(("--family",), "needs --means (or --beta-a and --beta-b)")
+        return None
+    for key in given:
+        if key not in INSTANCE_KEYS[family]:
+            raise ConfigError((_INLINE_FLAGS[key],), f"does not apply to --family {family}")
+    try:
+        spec = instance_from_mapping({"name": family, "family": family, **given}, ())
+    except ConfigError as err:
+        flag = _INLINE_FLAGS.get(err.path[-1], "--means") if err.path else "--means"
+        raise ConfigError((flag,), err.message) from None
+    return dataclasses.replace(spec, name=derived_name(spec))
+
+
+_FLAGS = {
+    "instances": "--instances/--means",
+    "algorithms": "--algorithms",
+    "local_epsilons": "--epsilons",
+    "global_epsilons": "--epsilons",
+    "deltas": "--deltas",
+    "runs": "--runs",
+    "threshold": "--threshold",
+    "max_samples": "--max-samples",
+    "draws": "--draws",
+    "share_deltas": "--share-deltas",
+    "seed": "--seed",
+    "device": "--device",
+}
+
+
+def config_from_args(args: argparse.Namespace) -> SweepConfig:
+    """The configuration of the parsed command line: the preset or file, then the flags.
+
+    Raises:
+        ConfigError: located in the file, or naming the flag that set the bad value.
+    """
+    if args.config:
+        source, base = args.config, config.load(args.config)
+    else:
+        name = args.preset or "quick"
+        base = grids.config_from_preset(name)
+        source = os.path.relpath(grids.PRESETS[name].path)
+    inline = inline_instance(args)
+    instances = _flat(args.instances)
+    if inline is not None:
+        instances = (*(instances or ()), inline)
+    eps = _flat(args.epsilons)
+    overrides = {
+        "instances": instances,
+        "algorithms": _flat(args.algorithms),
+        "local_epsilons": eps,
+        "global_epsilons": eps,
+        "deltas": _flat(args.deltas),
+        "runs": args.runs,
+        "threshold": args.threshold,
+        "max_samples": args.max_samples,
+        "draws": args.draws,
+        "share_deltas": args.share_deltas,
+        "seed": args.seed,
+        "device": args.device,
+        "out": args.out or (f"results/{inline.name}" if inline is not None else None),
+    }
+    try:
+        return config.with_overrides(base, **overrides)
+    except ConfigError as err:
+        key = err.path[0] if err.path else None
+        if overrides.get(key) is not None:
+            raise ConfigError((_FLAGS[key], *err.path[1:]), err.message) from None
+        if source.endswith(".json"):
+            raise err.located(source) from None
+        raise config.locate(err, source) from None
+
+
+def main(argv: Sequence[str] | None = None, *, supervised: bool = False) -> int:
+    """CLI entry point; returns the exit code (2: bad arguments or a process of a
+    jax.distributed run that died or never joined, 3: interrupted).
+
+    ``supervised``: run a jax.distributed sweep in a child process that
+    `experiments.sweep.distributed.supervise` watches (the command line does; the Python API runs
+    in this process, with the algorithms registered in it).
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if (args.max_chunks is not None and args.max_chunks < 1) or args.chunk_steps < 1:
+        parser.error("--max-chunks and --chunk-steps must be positive")
+    try:
+        sweep_config = config_from_args(args)
+        if supervised and distributed.needs_supervisor(args):
+            return distributed.supervise("experiments.sweep", argv, args)
+        distributed.initialize(args)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.plan:
+        from jaxbai import engine
+
+        try:
+            if sweep_config.device is not None:
+                engine.select_devices(sweep_config.device)
+            return plan.print_plan(sweep_config, args.num_processes or 1)
+        except ValueError as err:
+            parser.error(str(err))
+    try:
+        result = sweep.run(
+            sweep_config,
+            out=sweep_config.out,
+            resume=args.resume,
+            progress=not args.quiet,
+            command=["python", "-m", "experiments.sweep", *argv],
+            chunk_steps=args.chunk_steps,
+            max_chunks=args.max_chunks,
+        )
+    except sweep.Interrupted as err:
+        print(f"sweep: {err}; rerun with --resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except ValueError as err:  # e.g. a checkpoint written for another grid, or damaged
+        parser.error(str(err))
+    except OSError as err:  # e.g. a full disk while writing a checkpoint or the outputs
+        parser.error(f"{err.filename}: {err.strerror}" if err.filename else str(err))
+    if result.paths:
+        print_summary(result)
+    return 0
+
+
+def print_summary(result: sweep.SweepResult) -> None:
+    """The lines the command prints after a sweep: runs, time, throughput, files written."""
+    import jax
+
+    engine = result.engine.values()
+    wall = sum(s["wall_time_s"] for s in engine)
+    samples = sum(s["samples"] for s in engine)
+    print(
+        f"{len(result.runs)} runs in {wall:.0f}s "
+        f"({samples / max(wall, 1e-9):.3g} samples/s on {jax.default_backend()})"
+    )
+    for key in ("runs", "summary", "sidecar", "report"):
+        print(f"{key:>8}: {result.paths[key]}")
+    print(f" figures: {os.path.join(result.config.out, 'figures')}/")

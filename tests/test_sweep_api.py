@@ -1,0 +1,111 @@
+"""The sweep's Python API, `experiments.sweep.run`: tables equal to the CLI's CSV files, nothing
+written without ``out``, every form of configuration, clear errors; and importing the
+experiments packages starts no JAX backend."""
+
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+
+from experiments import sweep
+from experiments.analysis.claims import Claim
+from experiments.config import grids
+from experiments.sweep import cli
+
+# the quick preset, reduced: one algorithm (one engine program to compile), two instances, two ε
+ARGV = ["--preset", "quick", "--runs", "4", "--algorithms", "adap_tt", "--epsilons", "1", "10"]
+ARGV += ["--max-samples", "200000"]
+OVERRIDES = {"runs": 4, "algorithms": ("adap_tt",), "global_epsilons": (1.0, 10.0)}
+OVERRIDES |= {"max_samples": 200_000}
+TOML = """name = "api"
+instances = ["mu1", "mu2"]
+algorithms = ["adap_tt"]
+global_epsilons = [1.0, 10.0]
+runs = 3
+max_samples = 200_000
+"""
+MAPPING = {
+    "name": "api",
+    "instances": ["mu1", "mu2"],
+    "algorithms": ["adap_tt"],
+    "global_epsilons": [1.0, 10.0],
+    "runs": 3,
+    "max_samples": 200_000,
+}
+
+
+def read_csv(path) -> pd.DataFrame:
+    """A CSV of `experiments.analysis.results.write_csv` as pandas reads it: text kept as
+    text (``n/a`` and empty cells are not missing values), ``nan`` as NaN."""
+    return pd.read_csv(path, keep_default_na=False, na_values=["nan"])
+
+
+def test_run_returns_the_tables_the_cli_writes(tmp_path):
+    out = tmp_path / "cli"
+    assert cli.main([*ARGV, "--quiet", "--out", str(out)]) == 0
+    result = sweep.run(grids.config_from_preset("quick", **OVERRIDES), progress=False)
+    pd.testing.assert_frame_equal(result.runs, read_csv(out / "runs.csv"))
+    pd.testing.assert_frame_equal(result.cells, read_csv(out / "summary.csv"))
+    assert len(result.runs) == 2 * 2 * 4  # instances × ε × runs
+    assert result.report + "\n" == (out / "report.md").read_text()
+    assert result.config.runs == 4 and result.config.algorithm_labels == ("adap_tt",)
+    assert result.paths == {}
+    assert result.figures and all(isinstance(f, Figure) for f in result.figures.values())
+    on_disk = {os.path.splitext(name)[0] for name in os.listdir(out / "figures")}
+    assert set(result.figures) == on_disk
+    assert result.claims and all(isinstance(c, Claim) for c in result.claims)
+    assert list(result.claims_frame()["key"]) == [c.key for c in result.claims]
+
+
+def test_mapping_and_file_give_the_same_sweep_and_write_nothing(tmp_path, monkeypatch):
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    from_mapping = sweep.run(MAPPING, progress=False)
+    assert os.listdir(work) == []  # no results/, no checkpoints
+    path = tmp_path / "api.toml"
+    path.write_text(TOML)
+    from_file = sweep.run(str(path), progress=False)
+    assert from_file.config == from_mapping.config
+    pd.testing.assert_frame_equal(from_file.runs, from_mapping.runs)
+    pd.testing.assert_frame_equal(from_file.cells, from_mapping.cells)
+    assert os.listdir(work) == []
+
+
+@pytest.mark.parametrize(
+    ("config", "options", "message"),
+    [
+        ("no_such_preset", {}, "unknown preset 'no_such_preset'"),
+        ("quick", {"resume": True}, "resume=True .* give out"),
+        ({"instances": ["mu1"], "algorithms": ["ttucb"], "runs": 0}, {}, "runs: must be"),
+        (42, {}, "a configuration, preset, path or mapping"),
+    ],
+)
+def test_bad_input_raises_value_error(config, options, message):
+    with pytest.raises(ValueError, match=message):
+        sweep.run(config, progress=False, **options)
+
+
+def test_importing_the_experiments_starts_no_jax_backend():
+    """The sweep sets the host device count or initialises jax.distributed after importing
+    its modules, which a started backend would forbid."""
+    modules = [
+        "experiments.config",
+        "experiments.config.grids",
+        "experiments.sweep",
+        "experiments.sweep.cli",
+        "experiments.sweep.plan",
+        "experiments.analysis.plot",
+        "experiments.analysis.report",
+        "experiments.audit",
+        "experiments.bench",
+        "experiments.plot",
+        "experiments.report",
+    ]
+    code = "import importlib, sys\n"
+    code += f"for m in {modules!r}: importlib.import_module(m)\n"
+    code += "from jax._src import xla_bridge\nsys.exit(len(xla_bridge._backends))\n"
+    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0
