@@ -12,8 +12,13 @@ import sys
 import numpy as np
 import pytest
 
+import experiments.plot
+import experiments.report
 import jaxbai
-from experiments import grids, plot, report, results, stats, sweep
+from experiments import sweep
+from experiments.analysis import plot, report, results, stats
+from experiments.config import grids
+from experiments.sweep import cli
 
 TINY = [
     "--instances", "mu1",
@@ -30,7 +35,7 @@ TINY = [
 def tiny_sweep(tmp_path_factory) -> str:
     """Output directory of an uninterrupted tiny sweep."""
     out = str(tmp_path_factory.mktemp("sweep"))
-    assert sweep.main([*TINY, "--out", out]) == 0
+    assert cli.main([*TINY, "--out", out]) == 0
     return out
 
 
@@ -78,19 +83,19 @@ def test_sweep_writes_csv_json_figures_report(tiny_sweep):
 
 def test_plot_and_report_redraw_from_csv(tiny_sweep, tmp_path, capsys):
     csv_path = os.path.join(tiny_sweep, "runs.csv")
-    assert plot.main([csv_path, "--out", str(tmp_path / "figs")]) == 0
+    assert experiments.plot.main([csv_path, "--out", str(tmp_path / "figs")]) == 0
     assert os.path.getsize(tmp_path / "figs" / "tau_vs_epsilon_global.png") > 1000
-    assert report.main([csv_path, "--out", str(tmp_path / "r.md")]) == 0
+    assert experiments.report.main([csv_path, "--out", str(tmp_path / "r.md")]) == 0
     assert "| A2 |" in capsys.readouterr().out
     assert (tmp_path / "r.md").read_text().startswith("# Claims")
 
 
 def test_resume_after_interruption_gives_the_same_csv(tiny_sweep, tmp_path):
     out = str(tmp_path / "resumed")
-    interrupted = sweep.main([*TINY, "--out", out, "--max-chunks", "1", "--chunk-steps", "32"])
-    assert interrupted == sweep.EXIT_INTERRUPTED
+    interrupted = cli.main([*TINY, "--out", out, "--max-chunks", "1", "--chunk-steps", "32"])
+    assert interrupted == cli.EXIT_INTERRUPTED
     assert not os.path.exists(os.path.join(out, "runs.csv"))
-    assert sweep.main([*TINY, "--out", out, "--resume"]) == 0
+    assert cli.main([*TINY, "--out", out, "--resume"]) == 0
     with open(os.path.join(out, "runs.csv")) as a, open(os.path.join(tiny_sweep, "runs.csv")) as b:
         assert a.read() == b.read()
 
@@ -127,7 +132,7 @@ def test_bad_arguments_fail_fast_with_one_line(args, tmp_path):
         timeout=60,
         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
     )
-    assert proc.returncode == sweep.EXIT_USAGE
+    assert proc.returncode == cli.EXIT_USAGE
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "error" in proc.stderr
     assert not (tmp_path / "o").exists()
@@ -162,7 +167,7 @@ def test_registered_algorithm_runs_through_the_sweep_api(user_algorithm, tmp_pat
     out = str(tmp_path / "user")
     argv = ["--instances", "mu1", "--algorithms", user_algorithm, "--epsilons", "10"]
     argv += ["--runs", "3", "--max-samples", "20000", "--quiet", "--out", out]
-    assert sweep.main(argv) == 0
+    assert cli.main(argv) == 0
     table = results.read_csv(os.path.join(out, "runs.csv"))
     assert set(table["algorithm"]) == {user_algorithm}
     assert set(table["privacy"]) == {"global"} and set(table["threshold"]) == {"n/a"}
@@ -188,7 +193,7 @@ def test_plot_keeps_algorithms_the_registry_does_not_know():
 
 def test_presets_follow_the_paper_grids():
     fig4 = grids.config_from_preset("fig4")
-    assert fig4.instance_names == grids.INSTANCE_NAMES and fig4.runs == 1000
+    assert fig4.instance_names == tuple(jaxbai.PAPER_INSTANCES) and fig4.runs == 1000
     assert fig4.epsilons_for("adap_tt_star") == grids.GLOBAL_EPSILONS
     assert fig4.deltas == (0.01,)
     assert grids.config_from_preset("fig1").epsilons_for("ctb_tt") == grids.LOCAL_EPSILONS

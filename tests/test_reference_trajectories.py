@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import jaxbai
-from experiments import reference
+from experiments.studies import reference
 
 NUM_ARMS = 4
 MEANS = (0.8, 0.55, 0.4, 0.2)
