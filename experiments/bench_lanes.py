@@ -27,13 +27,15 @@ from experiments.bench.numba_loop import BONUS, SIGMA2
 __all__ = ["LANES", "TABLE_SIZE", "ttucb_lanes"]
 
 LANES = 64
-"""Lanes per block (the block's state stays in L1; 32–128 measured alike, 256 slower)."""
+"""Lanes per block: a block's state (about 10·K·LANES doubles) stays in the L1 cache."""
 TABLE_SIZE = 1 << 16
 """log n and the threshold are tabulated for n < TABLE_SIZE."""
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_JIT = {"cache": True, "error_model": "numpy"}
+"""Every kernel: no division-by-zero branch (the only division, 1/N, has N ≥ 1)."""
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(inline="always", **_JIT)
 def _mix(x: np.uint64) -> np.uint64:
     """SplitMix64's finaliser (a bijection of 64-bit words)."""
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
@@ -41,14 +43,14 @@ def _mix(x: np.uint64) -> np.uint64:
     return x ^ (x >> np.uint64(31))
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(inline="always", **_JIT)
 def _uniform(key: np.uint64, n: np.int64) -> float:
     """A uniform on [0, 1) from the hash of (run key, counter n)."""
     bits = _mix(key + np.uint64(n + 1) * _GOLDEN)
     return float(bits >> np.uint64(11)) * 2.0**-53
 
 
-@numba.njit(cache=True)
+@numba.njit(**_JIT)
 def _load(lane, run, seed, means, mu, sums, counts, inv, inv_sqrt, lc, lp, prio, n, key) -> None:
     """Start ``run`` in ``lane``: its priority, then one pull of every arm (n = K)."""
     num_arms = means.shape[0]
@@ -61,73 +63,113 @@ def _load(lane, run, seed, means, mu, sums, counts, inv, inv_sqrt, lc, lp, prio,
     n[lane] = num_arms
 
 
-@numba.njit(cache=True)
-def _argmax_ties(values, prio, skip, out, best_value, best_prio) -> None:
-    """Per lane: argmax_a values[a] over a ≠ skip (−1: none skipped), ties by priority."""
+# Every loop over lanes loads its operands into locals, then selects among them and stores once:
+# the form LLVM turns into vector selects (a load under a condition stays a branch).
+
+
+@numba.njit(**_JIT)
+def _argmax_ties(values, prio, out, best_value, best_prio) -> None:
+    """Per lane: argmax_a values[a], ties by the larger priority."""
     for i in range(out.shape[0]):
-        out[i], best_value[i], best_prio[i] = -1, -np.inf, -1.0
-    for a in range(values.shape[0]):
+        out[i], best_value[i], best_prio[i] = 0, values[0, i], prio[0, i]
+    for a in range(1, values.shape[0]):
         for i in range(out.shape[0]):
             v, p = values[a, i], prio[a, i]
-            better = (a != skip[i]) & (
-                (v > best_value[i]) | ((v == best_value[i]) & (p > best_prio[i]))
-            )
-            out[i] = a if better else out[i]
-            best_value[i] = v if better else best_value[i]
-            best_prio[i] = p if better else best_prio[i]
+            o, bv, bp = out[i], best_value[i], best_prio[i]
+            if (v > bv) | ((v == bv) & (p > bp)):
+                o, bv, bp = a, v, p
+            out[i], best_value[i], best_prio[i] = o, bv, bp
 
 
-@numba.njit(cache=True)
+@numba.njit(**_JIT)
 def _pick(values, index, out) -> None:
     """Per lane: values[index[i], i]."""
     for i in range(out.shape[0]):
-        out[i] = 0.0
-    for a in range(values.shape[0]):
+        out[i] = values[0, i]
+    for a in range(1, values.shape[0]):
         for i in range(out.shape[0]):
-            out[i] = values[a, i] if index[i] == a else out[i]
+            o = out[i]
+            if index[i] == a:
+                o = values[a, i]
+            out[i] = o
 
 
-@numba.njit(cache=True, inline="always")
-def _per_arm(num_arms: int) -> np.ndarray:
-    return np.zeros((num_arms, LANES))
+@numba.njit(**_JIT)
+def _put(values, index, value) -> None:
+    """Per lane: values[index[i], i] = value[i]."""
+    for a in range(values.shape[0]):
+        for i in range(value.shape[0]):
+            old, new = values[a, i], value[i]
+            values[a, i] = new if index[i] == a else old
 
 
-@numba.njit(cache=True, inline="always")
-def _floats() -> np.ndarray:
-    return np.zeros(LANES)
+@numba.njit(**_JIT)
+def _thresholds(n, delta, log_table, c_table, c2, root) -> None:
+    """Per lane: 2σ²·log((1 + log n)/δ) and √(BONUS·log n), from the tables below their size."""
+    exact = False
+    for i in range(n.shape[0]):
+        m = min(n[i], TABLE_SIZE - 1)
+        exact |= n[i] >= TABLE_SIZE
+        c2[i] = 2 * SIGMA2 * c_table[m]
+        root[i] = math.sqrt(BONUS * log_table[m])
+    if exact:
+        for i in range(n.shape[0]):
+            log_n = math.log(n[i])
+            c2[i] = 2 * SIGMA2 * math.log((1 + log_n) / delta)
+            root[i] = math.sqrt(BONUS * log_n)
 
 
-@numba.njit(cache=True, inline="always")
-def _ints() -> np.ndarray:
-    return np.zeros(LANES, np.int64)
+@numba.njit(**_JIT)
+def _glr_stop(mu, inv, best, mu_b, inv_b, c2, n, max_samples, stop) -> None:
+    """Per lane: the GLR test (Eq. 2) at â, gap² ≥ 2σ²c (1/N_â + 1/N_b) for every b ≠ â (or
+    the budget reached)."""
+    for i in range(stop.shape[0]):
+        stop[i] = 1.0
+    for a in range(mu.shape[0]):
+        for i in range(stop.shape[0]):
+            gap, s = max(mu_b[i] - mu[a, i], 0.0), stop[i]
+            if (a != best[i]) & (gap * gap < c2[i] * (inv_b[i] + inv[a, i])):
+                s = 0.0
+            stop[i] = s
+    for i in range(stop.shape[0]):
+        s = stop[i]
+        if n[i] >= max_samples:
+            s = 1.0
+        stop[i] = s
 
 
-@numba.njit(cache=True)
+@numba.njit(**_JIT)
+def _tc_challenger(mu, inv, prio, leader, mu_l, inv_l, out, num_best, den_best, prio_best):
+    """Per lane: argmin_{b ≠ B} W^G_{B,b} (Eq. 3) compared as gap²·(1/N_B + 1/N_c) against
+    gap_c²·(1/N_B + 1/N_b), ties by the larger priority."""
+    for i in range(out.shape[0]):
+        out[i], num_best[i], den_best[i], prio_best[i] = -1, np.inf, 1.0, -1.0
+    for a in range(mu.shape[0]):
+        for i in range(out.shape[0]):
+            gap = max(mu_l[i] - mu[a, i], 0.0)
+            num, den, p = gap * gap, inv_l[i] + inv[a, i], prio[a, i]
+            lhs, rhs = num * den_best[i], num_best[i] * den
+            o, nb, db, pb = out[i], num_best[i], den_best[i], prio_best[i]
+            if (a != leader[i]) & ((lhs < rhs) | ((lhs == rhs) & (p > pb))):
+                o, nb, db, pb = a, num, den, p
+            out[i], num_best[i], den_best[i], prio_best[i] = o, nb, db, pb
+
+
+@numba.njit(**_JIT)
 def _block(means, delta, seed, first, stride, runs, max_samples, taus, log_table, c_table):
     """Run jobs first, first + stride, … < runs in one block of lanes; τ into ``taus``."""
-    k, lanes = means.shape[0], LANES
-    mu, sums, counts, inv, inv_sqrt = (
-        _per_arm(k),
-        _per_arm(k),
-        _per_arm(k),
-        _per_arm(k),
-        _per_arm(k),
-    )
-    lc, lp, prio, scores = _per_arm(k), _per_arm(k), _per_arm(k), _per_arm(k)
-    n, job, no_skip = np.zeros(lanes, np.int64), np.full(lanes, -1), np.full(lanes, -1)
-    key = np.zeros(lanes, np.uint64)
-    best, leader, challenger, arm = _ints(), _ints(), _ints(), _ints()
-    value, prio_best, mu_b, inv_b, c2, root = (
-        _floats(),
-        _floats(),
-        _floats(),
-        _floats(),
-        _floats(),
-        _floats(),
-    )
-    stop, num_best, l_count, l_pulls, p_arm = _floats(), _floats(), _floats(), _floats(), _floats()
+    k, shape = means.shape[0], (means.shape[0], LANES)
+    mu, sums, counts, inv = np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    inv_sqrt, lc, lp = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    prio, scores = np.zeros(shape), np.zeros(shape)
+    n, job = np.zeros(LANES, np.int64), np.full(LANES, -1, np.int64)
+    key = np.zeros(LANES, np.uint64)
+    best, leader = np.zeros(LANES, np.int64), np.zeros(LANES, np.int64)
+    challenger, arm = np.zeros(LANES, np.int64), np.zeros(LANES, np.int64)
+    v1, v2, v3, mu_b = np.zeros(LANES), np.zeros(LANES), np.zeros(LANES), np.zeros(LANES)
+    inv_b, c2, root, stop = np.zeros(LANES), np.zeros(LANES), np.zeros(LANES), np.zeros(LANES)
     next_run, active = first, 0
-    for lane in range(lanes):
+    for lane in range(LANES):
         if next_run < runs:
             job[lane] = next_run
             _load(
@@ -135,91 +177,64 @@ def _block(means, delta, seed, first, stride, runs, max_samples, taus, log_table
             )
             next_run, active = next_run + stride, active + 1
     while active > 0:
-        # GLR test (Eq. 2) at â = argmax μ̂: gap² ≥ c · 2σ² (1/N_â + 1/N_b) for every b ≠ â.
-        _argmax_ties(mu, prio, no_skip, best, value, prio_best)
+        _argmax_ties(mu, prio, best, v1, v2)
         _pick(mu, best, mu_b)
         _pick(inv, best, inv_b)
-        exact = False
-        for i in range(lanes):
-            exact |= n[i] >= TABLE_SIZE
-        for i in range(lanes):
-            m = min(n[i], TABLE_SIZE - 1)
-            c2[i] = 2 * SIGMA2 * c_table[m]
-            root[i] = math.sqrt(BONUS * log_table[m])
-        if exact:
-            for i in range(lanes):
-                log_n = math.log(n[i])
-                c2[i] = 2 * SIGMA2 * math.log((1 + log_n) / delta)
-                root[i] = math.sqrt(BONUS * log_n)
-        for i in range(lanes):
-            stop[i] = 1.0
-        for a in range(k):
-            for i in range(lanes):
-                gap = max(mu_b[i] - mu[a, i], 0.0)
-                passed = (a == best[i]) | (gap * gap >= c2[i] * (inv_b[i] + inv[a, i]))
-                stop[i] = stop[i] if passed else 0.0
-        for i in range(lanes):
-            stop[i] = 1.0 if (stop[i] > 0) | (n[i] >= max_samples) else 0.0
+        _thresholds(n, delta, log_table, c_table, c2, root)
+        _glr_stop(mu, inv, best, mu_b, inv_b, c2, n, max_samples, stop)
         # UCB leader (Alg. 1 line 8): argmax μ̂_a + √(BONUS log n) / √N_a.
         for a in range(k):
-            for i in range(lanes):
+            for i in range(LANES):
                 scores[a, i] = mu[a, i] + root[i] * inv_sqrt[a, i]
-        _argmax_ties(scores, prio, no_skip, leader, value, prio_best)
-        # TC challenger (line 9): argmin_{b ≠ B} gap² / (1/N_B + 1/N_b), cross-multiplied.
+        _argmax_ties(scores, prio, leader, v1, v2)
         _pick(mu, leader, mu_b)
         _pick(inv, leader, inv_b)
-        for i in range(lanes):
-            challenger[i], value[i], num_best[i], prio_best[i] = -1, 1.0, np.inf, -1.0
-        for a in range(k):
-            for i in range(lanes):
-                gap = max(mu_b[i] - mu[a, i], 0.0)
-                num, den = gap * gap, inv_b[i] + inv[a, i]
-                lhs, rhs = num * value[i], num_best[i] * den  # W_a < W_best ⇔ lhs < rhs
-                better = (a != leader[i]) & (
-                    (lhs < rhs) | ((lhs == rhs) & (prio[a, i] > prio_best[i]))
-                )
-                better |= (a != leader[i]) & (challenger[i] < 0)
-                challenger[i] = a if better else challenger[i]
-                num_best[i] = num if better else num_best[i]
-                value[i] = den if better else value[i]
-                prio_best[i] = prio[a, i] if better else prio_best[i]
-        # β-tracking (line 10), then the pull, its reward and the caches of the pulled arm.
-        _pick(lc, leader, l_count)
-        _pick(lp, leader, l_pulls)
-        for i in range(lanes):
-            pull_leader = l_pulls[i] <= 0.5 * (l_count[i] + 1)
-            arm[i] = leader[i] if pull_leader else challenger[i]
-        for a in range(k):
-            for i in range(lanes):
-                is_leader = 1.0 if leader[i] == a else 0.0
-                lc[a, i] += is_leader
-                lp[a, i] += is_leader if arm[i] == a else 0.0
-        p_arm[:] = 0.0
-        for a in range(k):
-            for i in range(lanes):
-                p_arm[i] = means[a] if arm[i] == a else p_arm[i]
-        for i in range(lanes):
-            value[i] = 1.0 if _uniform(key[i], n[i]) < p_arm[i] else 0.0
-        _pick(counts, arm, l_count)
-        _pick(sums, arm, l_pulls)
-        for i in range(lanes):
-            l_count[i] += 1.0
-            l_pulls[i] += value[i]
-            inv_b[i] = 1.0 / l_count[i]
-            mu_b[i] = l_pulls[i] * inv_b[i]
-            root[i] = 1.0 / math.sqrt(l_count[i])
-        for a in range(k):
-            for i in range(lanes):
-                hit = arm[i] == a
-                counts[a, i] = l_count[i] if hit else counts[a, i]
-                sums[a, i] = l_pulls[i] if hit else sums[a, i]
-                mu[a, i] = mu_b[i] if hit else mu[a, i]
-                inv[a, i] = inv_b[i] if hit else inv[a, i]
-                inv_sqrt[a, i] = root[i] if hit else inv_sqrt[a, i]
-        for i in range(lanes):
-            n[i] += 1 if job[i] >= 0 else 0
+        _tc_challenger(mu, inv, prio, leader, mu_b, inv_b, challenger, v1, v2, v3)
+        # β-tracking (line 10): the leader is pulled iff N^B_B ≤ β (L_B + 1).
+        _pick(lc, leader, v1)
+        _pick(lp, leader, v2)
+        for i in range(LANES):
+            a = challenger[i]
+            if v2[i] <= 0.5 * (v1[i] + 1):
+                a = leader[i]
+            arm[i] = a
+            v1[i] += 1.0
+            if a == leader[i]:
+                v2[i] += 1.0
+        _put(lc, leader, v1)
+        _put(lp, leader, v2)
+        # The pull's reward, then the caches of the pulled arm: N, S, μ̂ = S/N, 1/N, 1/√N.
+        for i in range(LANES):
+            v3[i] = means[0]
+        for a in range(1, k):
+            for i in range(LANES):
+                p = v3[i]
+                if arm[i] == a:
+                    p = means[a]
+                v3[i] = p
+        for i in range(LANES):
+            r = 0.0
+            if _uniform(key[i], n[i]) < v3[i]:
+                r = 1.0
+            v3[i] = r
+        _pick(counts, arm, v1)
+        _pick(sums, arm, v2)
+        for i in range(LANES):
+            v1[i] += 1.0
+            v2[i] += v3[i]
+            inv_b[i] = 1.0 / v1[i]
+            mu_b[i] = v2[i] * inv_b[i]
+            root[i] = math.sqrt(inv_b[i])
+        _put(counts, arm, v1)
+        _put(sums, arm, v2)
+        _put(mu, arm, mu_b)
+        _put(inv, arm, inv_b)
+        _put(inv_sqrt, arm, root)
+        for i in range(LANES):
+            if job[i] >= 0:
+                n[i] += 1
         # Stopped runs record τ; their lanes load the block's next runs (tested next step).
-        for i in range(lanes):
+        for i in range(LANES):
             if stop[i] > 0 and job[i] >= 0:
                 taus[job[i]] = n[i] - 1
                 job[i] = -1
