@@ -15,24 +15,21 @@ from experiments.analysis.claims import Claim
 from experiments.config import grids
 from experiments.sweep import cli
 
-# the quick preset, reduced: one algorithm (one engine program to compile), two instances, two ε
-ARGV = ["--preset", "quick", "--runs", "4", "--algorithms", "adap_tt", "--epsilons", "1", "10"]
-ARGV += ["--max-samples", "200000"]
-OVERRIDES = {"runs": 4, "algorithms": ("adap_tt",), "global_epsilons": (1.0, 10.0)}
-OVERRIDES |= {"max_samples": 200_000}
+# the quick preset, reduced to one algorithm (one engine program and one characteristic-time
+# solver to compile: most of the time) on its two instances
+ARGV = ["--preset", "quick", "--runs", "4", "--algorithms", "ttucb", "--max-samples", "200000"]
+OVERRIDES = {"runs": 4, "algorithms": ("ttucb",), "max_samples": 200_000}
 TOML = """name = "api"
 instances = ["mu1", "mu2"]
-algorithms = ["adap_tt"]
-global_epsilons = [1.0, 10.0]
-runs = 3
+algorithms = ["ttucb"]
+runs = 4
 max_samples = 200_000
 """
 MAPPING = {
     "name": "api",
     "instances": ["mu1", "mu2"],
-    "algorithms": ["adap_tt"],
-    "global_epsilons": [1.0, 10.0],
-    "runs": 3,
+    "algorithms": ["ttucb"],
+    "runs": 4,
     "max_samples": 200_000,
 }
 
@@ -49,9 +46,9 @@ def test_run_returns_the_tables_the_cli_writes(tmp_path):
     result = sweep.run(grids.config_from_preset("quick", **OVERRIDES), progress=False)
     pd.testing.assert_frame_equal(result.runs, read_csv(out / "runs.csv"))
     pd.testing.assert_frame_equal(result.cells, read_csv(out / "summary.csv"))
-    assert len(result.runs) == 2 * 2 * 4  # instances × ε × runs
+    assert len(result.runs) == 2 * 4  # instances × runs (ε = ∞)
     assert result.report + "\n" == (out / "report.md").read_text()
-    assert result.config.runs == 4 and result.config.algorithm_labels == ("adap_tt",)
+    assert result.config.runs == 4 and result.config.algorithm_labels == ("ttucb",)
     assert result.paths == {}
     assert result.figures and all(isinstance(f, Figure) for f in result.figures.values())
     on_disk = {os.path.splitext(name)[0] for name in os.listdir(out / "figures")}
