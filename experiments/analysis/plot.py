@@ -57,9 +57,11 @@ __all__ = [
     "STYLE",
     "FigureSpec",
     "Labels",
+    "allocation_figures",
     "allocation_instances",
     "draw_algorithm",
     "draw_all",
+    "draw_allocation_figures",
     "draw_allocations",
     "draw_figure",
     "draw_figures",
@@ -468,11 +470,8 @@ def draw_figures(summary: Table, sweep_config: SweepConfig | None = None) -> dic
         name = spec.name.removeprefix("rounds_")
         stem = f"{prefix}_{axis}_{name}" + (f"_delta{spec.delta:g}" if per_delta else "")
         figures[stem] = draw_figure(summary, spec, labels)
-    if (not options.figures or "allocations" in options.figures) and "proportions" in summary:
-        for instance in allocation_instances(summary):
-            figures[f"allocations_{_file_stem(instance)}"] = draw_allocations(
-                summary, instance, labels
-            )
+    if not options.figures or "allocations" in options.figures:
+        figures |= allocation_figures(summary, labels)
     if log_delta_curves(summary) and (not options.figures or "log_delta" in options.figures):
         figures["tau_vs_log_delta"] = draw_log_delta(summary, labels)
     return figures
@@ -492,6 +491,25 @@ def save_figures(
             paths.append(os.path.join(out_dir, f"{stem}.{ext}"))
             fig.savefig(paths[-1], dpi=options.dpi)
     return paths
+
+
+def allocation_figures(summary: Table, labels: Labels | None = None) -> dict[str, Figure]:
+    """``allocations_<instance>`` (`draw_allocations`) of every instance with proportions
+    (`allocation_instances`), by file stem."""
+    if "proportions" not in summary:
+        return {}
+    labels = labels or Labels.of(summary, None)
+    return {
+        f"allocations_{_file_stem(instance)}": draw_allocations(summary, instance, labels)
+        for instance in allocation_instances(summary)
+    }
+
+
+def draw_allocation_figures(
+    summary: Table, out_dir: str, labels: Labels | None = None
+) -> list[str]:
+    """Save `allocation_figures` in ``out_dir`` (PNG); returns the written paths."""
+    return save_figures(allocation_figures(summary, labels), out_dir)
 
 
 def draw_all(summary: Table, out_dir: str, sweep_config: SweepConfig | None = None) -> list[str]:
