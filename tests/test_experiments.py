@@ -307,3 +307,18 @@ def test_claims_are_evaluated_again_on_the_published_variants():
     assert not {"L1p", "L2p", "G2p", "G5p"} & set(claims)
     without = {c.key for c in report.evaluate(_context(cells[:1] + cells[2::4] + cells[3::4]))}
     assert not any(key.endswith("p") for key in without)
+
+
+def test_slope_claims_need_three_epsilons_per_panel():
+    """A slope claim fits a line per (instance, δ) only where three uncensored ε lie in its
+    regime; with fewer (a sweep over δ at one ε, say) it names no cell instead of one
+    "slope n/a" per panel, and says why."""
+    from experiments.analysis.claims import NO_SLOPE
+
+    cells = [(alg, "i", e, 100.0 / e) for alg in ("adap_tt", "adap_tt_star") for e in (0.01, 0.03)]
+    cells += [("ctb_tt", "i", 0.1, 1e5)]
+    claims = {c.key: c for c in report.evaluate(_context(cells))}
+    for key in ("L2", "G3", "G4"):
+        assert claims[key].verdict == "inconclusive"
+        assert claims[key].details == ()
+        assert claims[key].evidence == NO_SLOPE

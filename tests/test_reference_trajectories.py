@@ -322,6 +322,23 @@ def test_batched_matches_reference(name, kwargs, epsilon, seed):
     assert got.rounds == want.rounds, f"rounds: JAX {got.rounds}, reference {want.rounds}"
 
 
+def test_every_registered_algorithm_has_a_transcription_case():
+    """The cases above build every registered algorithm (the global-episode entries as their
+    per-arm factory with ``episodes="global"``), DP-SE aside (`test_dp_se_matches_reference`)
+    and the published-code variants (tests/test_published.py); the transcription's own lists
+    (kept independent of jaxbai) name registered algorithms, its episodic ones exactly the
+    registered episodic ones."""
+    from jaxbai.registry import PUBLISHED_VARIANTS
+
+    built = {
+        jaxbai.ALGORITHMS[p.values[0]](**p.values[1]).name for p in (*TOP_TWO_CASES, *BATCHED_CASES)
+    }
+    assert set(jaxbai.ALGORITHMS) - {"dp_se", *PUBLISHED_VARIANTS.values()} <= built
+    assert set(reference.TOP_TWO) <= set(jaxbai.ALGORITHMS)
+    episodic = {n for n in reference.TOP_TWO if jaxbai.ALGORITHMS.get_entry(n).episodic}
+    assert set(reference.EPISODIC) == episodic
+
+
 @functools.partial(jax.jit, static_argnames=("alg",))
 def follow_select(alg, state, params, key, table, taken, length):
     """``length`` ask/tell pulls from ``state``, the rewards read from ``table``.
