@@ -7,6 +7,8 @@ state their tolerance.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import numpy as np
 import pytest
@@ -93,21 +95,23 @@ def test_rounds_never_exceed_the_possible_doublings(name):
         assert (res.rounds <= num_arms * (np.log2(tau) + 1)).all()
 
 
+@functools.partial(jax.jit, static_argnames=("alg", "steps"))
+def advance(alg, inst, params, stream, state, steps):
+    """``steps`` calls of `step` from ``state`` (one compilation per algorithm and count)."""
+
+    def body(_, s):
+        return alg.step(jax.random.fold_in(stream, s.n), s, inst, params)
+
+    return jax.lax.fori_loop(0, steps, body, state)
+
+
 def first_rewards_then_run(alg, inst, params, seed, max_steps):
     """One trajectory under `step`: (means after the K initial pulls, final state)."""
     num_arms = inst.means.shape[0]
     stream = jax.random.key(seed)
     state = alg.init(jax.random.key(seed + 1), params, num_arms)
-
-    @jax.jit
-    def advance(state, steps):
-        def body(_, s):
-            return alg.step(jax.random.fold_in(stream, s.n), s, inst, params)
-
-        return jax.lax.fori_loop(0, steps, body, state)
-
-    initial = advance(state, num_arms)
-    return initial.means, advance(initial, max_steps)
+    initial = advance(alg, inst, params, stream, state, num_arms)
+    return initial.means, advance(alg, inst, params, stream, initial, max_steps)
 
 
 @pytest.mark.parametrize("name", ["ttucb_dpa", "ttucb_dpa_global"])
