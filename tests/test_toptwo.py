@@ -47,12 +47,17 @@ def test_ask_tell_contract(name):
         z = alg.privatize(jax.random.key(20 + expected), reward, params)
         state = update(jax.random.key(30 + expected), state, arm, z, params)
     assert int(state.n) == 3
-    step = jax.jit(lambda k, s: alg.step(k, s, inst, params))
-    key = jax.random.key(1)
-    while not bool(state.stopped):
+
+    def split_and_step(carry):
+        key, s = carry
         key, sub = jax.random.split(key)
-        state = step(sub, state)
-    again = step(key, state)
+        return key, alg.step(sub, s, inst, params)
+
+    until_stopped = jax.jit(
+        lambda c: jax.lax.while_loop(lambda c: ~c[1].stopped, split_and_step, c)
+    )
+    key, state = until_stopped((jax.random.key(1), state))
+    again = jax.jit(lambda k, s: alg.step(k, s, inst, params))(key, state)
     chex_equal = jax.tree_util.tree_map(lambda a, b: bool(jnp.all(a == b)), state, again)
     assert all(jax.tree_util.tree_leaves(chex_equal))
     assert int(state.recommendation) == 0
