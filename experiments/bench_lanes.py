@@ -88,10 +88,8 @@ def _pick(values, index, out) -> None:
         out[i] = values[0, i]
     for a in range(1, values.shape[0]):
         for i in range(out.shape[0]):
-            o = out[i]
-            if index[i] == a:
-                o = values[a, i]
-            out[i] = o
+            old, new = out[i], values[a, i]
+            out[i] = new if index[i] == a else old
 
 
 @numba.njit(**_JIT)
@@ -103,20 +101,29 @@ def _put(values, index, value) -> None:
             values[a, i] = new if index[i] == a else old
 
 
+@numba.njit(inline="always", **_JIT)
+def _c2(n: int, delta: float) -> float:
+    """2σ² · log((1 + log n)/δ): the heuristic threshold times 2σ²."""
+    return 2 * SIGMA2 * math.log((1 + math.log(n)) / delta)
+
+
+@numba.njit(inline="always", **_JIT)
+def _root(n: int) -> float:
+    """√(BONUS · log n): the bonus b^G (Eq. 3) times √N_a."""
+    return math.sqrt(BONUS * math.log(n))
+
+
 @numba.njit(**_JIT)
-def _thresholds(n, delta, log_table, c_table, c2, root) -> None:
-    """Per lane: 2σ²·log((1 + log n)/δ) and √(BONUS·log n), from the tables below their size."""
+def _thresholds(n, delta, c2_table, root_table, c2, root) -> None:
+    """Per lane: `_c2` and `_root` of n, from the tables below their size, exact above."""
     exact = False
     for i in range(n.shape[0]):
         m = min(n[i], TABLE_SIZE - 1)
         exact |= n[i] >= TABLE_SIZE
-        c2[i] = 2 * SIGMA2 * c_table[m]
-        root[i] = math.sqrt(BONUS * log_table[m])
+        c2[i], root[i] = c2_table[m], root_table[m]
     if exact:
         for i in range(n.shape[0]):
-            log_n = math.log(n[i])
-            c2[i] = 2 * SIGMA2 * math.log((1 + log_n) / delta)
-            root[i] = math.sqrt(BONUS * log_n)
+            c2[i], root[i] = _c2(n[i], delta), _root(n[i])
 
 
 @numba.njit(**_JIT)
@@ -156,7 +163,7 @@ def _tc_challenger(mu, inv, prio, leader, mu_l, inv_l, out, num_best, den_best, 
 
 
 @numba.njit(**_JIT)
-def _block(means, delta, seed, first, stride, runs, max_samples, taus, log_table, c_table):
+def _block(means, delta, seed, first, stride, runs, max_samples, taus, c2_table, root_table):
     """Run jobs first, first + stride, … < runs in one block of lanes; τ into ``taus``."""
     k, shape = means.shape[0], (means.shape[0], LANES)
     mu, sums, counts, inv = np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape)
@@ -180,7 +187,7 @@ def _block(means, delta, seed, first, stride, runs, max_samples, taus, log_table
         _argmax_ties(mu, prio, best, v1, v2)
         _pick(mu, best, mu_b)
         _pick(inv, best, inv_b)
-        _thresholds(n, delta, log_table, c_table, c2, root)
+        _thresholds(n, delta, c2_table, root_table, c2, root)
         _glr_stop(mu, inv, best, mu_b, inv_b, c2, n, max_samples, stop)
         # UCB leader (Alg. 1 line 8): argmax μ̂_a + √(BONUS log n) / √N_a.
         for a in range(k):
@@ -263,11 +270,11 @@ def _block(means, delta, seed, first, stride, runs, max_samples, taus, log_table
 @numba.njit(parallel=True, cache=True)
 def _ttucb_blocks(means, runs, delta, seed, blocks, max_samples):
     taus = np.zeros(runs, np.int64)
-    m = np.arange(TABLE_SIZE).astype(np.float64)
-    log_table = np.log(np.maximum(m, 1.0))
-    c_table = np.log((1 + log_table) / delta)
+    c2_table, root_table = np.zeros(TABLE_SIZE), np.zeros(TABLE_SIZE)
+    for m in range(1, TABLE_SIZE):
+        c2_table[m], root_table[m] = _c2(m, delta), _root(m)
     for b in numba.prange(blocks):
-        _block(means, delta, seed, b, blocks, runs, max_samples, taus, log_table, c_table)
+        _block(means, delta, seed, b, blocks, runs, max_samples, taus, c2_table, root_table)
     return taus
 
 
