@@ -163,8 +163,11 @@ def _tc_challenger(mu, inv, prio, leader, mu_l, inv_l, out, num_best, den_best, 
 
 
 @numba.njit(**_JIT)
-def _block(means, delta, seed, first, stride, runs, max_samples, taus, c2_table, root_table):
-    """Run jobs first, first + stride, … < runs in one block of lanes; τ into ``taus``."""
+def _block(
+    means, delta, seed, first, stride, runs, max_samples, taus, best_arms, c2_table, root_table
+):
+    """Run jobs first, first + stride, … < runs in one block of lanes; τ and â into ``taus``
+    and ``best_arms``."""
     k, shape = means.shape[0], (means.shape[0], LANES)
     mu, sums, counts, inv = np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape)
     inv_sqrt, lc, lp = np.zeros(shape), np.zeros(shape), np.zeros(shape)
@@ -243,7 +246,7 @@ def _block(means, delta, seed, first, stride, runs, max_samples, taus, c2_table,
         # Stopped runs record τ; their lanes load the block's next runs (tested next step).
         for i in range(LANES):
             if stop[i] > 0 and job[i] >= 0:
-                taus[job[i]] = n[i] - 1
+                taus[job[i]], best_arms[job[i]] = n[i] - 1, best[i]
                 job[i] = -1
                 active -= 1
                 if next_run < runs:
@@ -269,20 +272,23 @@ def _block(means, delta, seed, first, stride, runs, max_samples, taus, c2_table,
 
 @numba.njit(parallel=True, cache=True)
 def _ttucb_blocks(means, runs, delta, seed, blocks, max_samples):
-    taus = np.zeros(runs, np.int64)
+    taus, best_arms = np.zeros(runs, np.int64), np.zeros(runs, np.int64)
     c2_table, root_table = np.zeros(TABLE_SIZE), np.zeros(TABLE_SIZE)
     for m in range(1, TABLE_SIZE):
         c2_table[m], root_table[m] = _c2(m, delta), _root(m)
     for b in numba.prange(blocks):
-        _block(means, delta, seed, b, blocks, runs, max_samples, taus, c2_table, root_table)
-    return taus
+        _block(
+            means, delta, seed, b, blocks, runs, max_samples, taus, best_arms, c2_table, root_table
+        )
+    return taus, best_arms
 
 
 def ttucb_lanes(
     means: np.ndarray, runs: int, delta: float, seed: int, max_samples: int = 10**9
-) -> np.ndarray:
-    """τ of ``runs`` TTUCB runs on Bernoulli ``means``: blocks of `LANES` lanes, one block
-    per thread and ``runs / (threads · LANES)`` runs per lane (parallel over blocks)."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(τ, â) of ``runs`` TTUCB runs on Bernoulli ``means``, int64 ``(runs,)`` each: blocks of
+    `LANES` lanes, one block per thread and ``runs / (threads · LANES)`` runs per lane
+    (parallel over blocks). Run r's numbers depend on (seed, r) only."""
     blocks = max(1, min(numba.get_num_threads(), -(-runs // LANES)))
     means = np.asarray(means, np.float64)
     return _ttucb_blocks(means, runs, delta, seed, blocks, max_samples)
