@@ -1,8 +1,9 @@
 """Benchmarks of the engine (`python -m experiments.bench`), as ratios within one process.
 
 W1: ``ttucb``, heuristic threshold, mu1, δ = 0.01, 4096 runs. Engine samples/s against the
-    plain-Python transcription of the tests (a few runs) and a numba scalar loop on all cores
-    (``pip install -e ".[bench]"``; skipped without numba).
+    plain-Python transcription of the tests (a few runs), a numba scalar loop on all cores
+    and a hand-vectorised numba loop (`experiments.bench.lanes`: SIMD over blocks of lanes)
+    (``pip install -e ".[bench]"``; both skipped without numba).
 W2: ``adap_tt``, mu1, ε ∈ {0.01, 0.1, 1, 10, 100}, 200 runs each, one grid: wall time and
     efficiency Σ τ / executed lane-steps, against a plain vmap-until-all-stop.
 W4: ``adap_tt`` and ``adap_tt_star``, mu1, ε ∈ {0.01, 0.1, 1}, 200 runs each, one grid per
@@ -112,6 +113,26 @@ def numba_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[str, f
     }
 
 
+def numba_lanes_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[str, float] | None:
+    """Samples/s of a hand-vectorised numba TTUCB (`experiments.bench.lanes`: blocks of lanes,
+    SIMD over lanes), parallel over blocks on all cores."""
+    try:
+        from experiments.bench import lanes
+    except ImportError:
+        return None
+    import numpy as np
+
+    means_arr = np.asarray(means)
+    lanes.ttucb_lanes(means_arr, lanes.LANES, delta, 0)  # compile
+    (taus, _), wall = _timed(lambda: lanes.ttucb_lanes(means_arr, runs, delta, 1))
+    return {
+        "samples": int(taus.sum()),
+        "wall_s": wall,
+        "samples_per_s": taus.sum() / wall,
+        "mean_tau": float(taus.mean()),
+    }
+
+
 def w1(device: str, runs: int, python_runs: int) -> dict[str, Any]:
     """W1: TTUCB on mu1, engine vs plain Python vs numba."""
     import jaxbai
@@ -121,10 +142,13 @@ def w1(device: str, runs: int, python_runs: int) -> dict[str, Any]:
     out: dict[str, Any] = {"engine": engine_rate(jaxbai.ttucb(), jobs, device)}
     out["python"] = python_rate(means, python_runs, delta)
     out["numba"] = numba_rate(means, runs, delta)
+    out["numba_lanes"] = numba_lanes_rate(means, runs, delta)
     eng = out["engine"]["samples_per_s"]
     out["engine_over_python"] = eng / out["python"]["samples_per_s"]
     if out["numba"]:
         out["engine_over_numba"] = eng / out["numba"]["samples_per_s"]
+    if out["numba_lanes"]:
+        out["engine_over_numba_lanes"] = eng / out["numba_lanes"]["samples_per_s"]
     return out
 
 
