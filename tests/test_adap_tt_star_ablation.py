@@ -99,6 +99,7 @@ def test_custom_challengers_are_the_tc_challenger_of_the_swapped_cost_algorithm(
     assert int(alg.challenger(alg, state, leader, params)) == expected[alg.cost]
 
 
+@pytest.mark.integration
 def test_table_end_to_end():
     """One variant on one cheap cell: a row with mean τ, errors, censored runs; no ratio
     without its reference in the rows."""

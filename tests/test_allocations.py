@@ -42,6 +42,7 @@ def grid(name: str, draws: str, lanes: int | None = None, chunk_steps: int = 1 <
     )
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("name", "draws"), CASES)
 def test_counts_sum_to_tau(name, draws):
     res = grid(name, draws)
@@ -51,6 +52,7 @@ def test_counts_sum_to_tau(name, draws):
     assert (res.counts >= 1).all()  # every arm is pulled once first
 
 
+@pytest.mark.integration
 def test_simulate_has_counts_per_run():
     res = jaxbai.simulate(jaxbai.ttucb(), INST, 1.0, [0.1], runs=6, seed=1)
     assert res.counts.shape == (1, 6, 2)
@@ -58,6 +60,7 @@ def test_simulate_has_counts_per_run():
     np.testing.assert_array_equal(res.counts[0], grid("ttucb", "per_sample").counts)
 
 
+@pytest.mark.integration
 def test_counts_do_not_depend_on_lanes_chunks_or_resume(tmp_path):
     reference = grid("ttucb", "per_sample")
     other = grid("ttucb", "per_sample", lanes=4, chunk_steps=7)
@@ -212,6 +215,7 @@ def test_summary_proportions_and_deviation_by_hand():
     assert math.isnan(s["reported_mean"][2])
 
 
+@pytest.mark.integration
 def test_two_arm_targets_in_closed_form():
     """On two arms ω*_{a*} = β forces ω* = (β, 1 − β), for the β-optimal allocation and for
     that of the modified instance ν_{G,ε} (at every ε); DP-SE has none."""

@@ -156,6 +156,7 @@ def test_reward_table_rejects_bad_tables(table):
 
 
 # --- mechanisms: tightness, planted bugs, no false alarms ------------------------------------
+@pytest.mark.statistical
 def test_laplace_audit_is_tight():
     """Lap(1/ε) at ε = 1 with 10⁶ samples per input: 0.8 ε ≤ ε_lower ≤ ε."""
     laplace = lambda key, x: x + mechanisms.laplace(key, 1.0)  # noqa: E731
@@ -164,6 +165,7 @@ def test_laplace_audit_is_tight():
     assert res.samples == 10**6 and res.events_certified == audit.CERTIFIED_EVENTS
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize(
     ("factory", "samples"),
     [(planted.half_scale_laplace, 10**6), (planted.tripled_randomised_response, 10**5)],
@@ -175,6 +177,7 @@ def test_planted_mechanism_bugs_are_caught(factory, samples):
         assert res.violation and res.epsilon_lower > eps, res
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("name", sorted(planted.MECHANISMS))
 def test_no_false_alarm_on_jaxbai_mechanisms(name):
     """Every mechanism of `experiments.audit` at ε = 1, on 2·10⁵ samples per input (fewer for
@@ -193,6 +196,7 @@ def test_no_false_alarm_on_jaxbai_mechanisms(name):
     assert case.delta > 0 or res.epsilon_lower > 0.5, res
 
 
+@pytest.mark.statistical
 def test_independent_output_certifies_nothing_and_leaky_one_everything():
     noise = lambda key, x: jax.random.normal(key)  # noqa: E731
     res = audit.audit_mechanism(noise, 0.0, 1.0, 1.0, samples=20_000, seed=4)
@@ -224,6 +228,7 @@ def _audit(alg, eps, runs=RUNS, seed=0):
     )
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize(("name", "epsilons"), [("adap_tt", (0.5, 1.0)), ("adap_tt_star", (1.0,))])
 def test_no_false_alarm_on_global_toptwo(name, epsilons):
     alg = jaxbai.ALGORITHMS[name]()
@@ -233,6 +238,7 @@ def test_no_false_alarm_on_global_toptwo(name, epsilons):
         assert res.epsilon_lower > 0.2 * eps, res  # the audit has power on these tables
 
 
+@pytest.mark.statistical
 def test_no_false_alarm_on_dpse():
     table, table_prime, horizon = planted.dpse_tables(1.0)
     res = audit.audit_algorithm(
@@ -242,12 +248,14 @@ def test_no_false_alarm_on_dpse():
     assert res.epsilon_lower > 0.3, res
 
 
+@pytest.mark.statistical
 def test_overspending_wrapper_is_caught():
     """A user-style wrapper that runs AdaP-TT at 8× the ε it reports."""
     res = _audit(planted.Overspending(jaxbai.adap_tt()), 0.5)
     assert res.violation and res.epsilon_lower > 0.5, res
 
 
+@pytest.mark.statistical
 def test_daf_without_forgetting_is_caught_and_daf_is_not():
     """DAF that does not forget (participant 0 enters every later release of arm 0, each
     ε/2-DP, so its ε grows with the phases) against AdaP-TT itself, on the same design."""
@@ -259,6 +267,7 @@ def test_daf_without_forgetting_is_caught_and_daf_is_not():
         assert res.violation == caught, res
 
 
+@pytest.mark.integration
 def test_algorithm_audit_does_not_depend_on_chunking(monkeypatch):
     """Same seed, runs split into more program calls: the same result, bit for bit."""
     alg = jaxbai.adap_tt()

@@ -29,6 +29,7 @@ def assert_delta_correct(res: jaxbai.SimulationResult, delta: float) -> None:
     assert lower < delta
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("threshold", ["heuristic", "theory"])
 @pytest.mark.parametrize("means", [(0.7, 0.5, 0.3), (0.6, 0.5, 0.5, 0.4)], ids=["easy", "close"])
 def test_ttucb_dpa_is_delta_correct(means, threshold):
@@ -45,6 +46,7 @@ def test_ttucb_dpa_is_delta_correct(means, threshold):
     assert_delta_correct(res, delta)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("threshold", ["heuristic", pytest.param("theory", marks=pytest.mark.slow)])
 @pytest.mark.parametrize(
     "name",
@@ -72,6 +74,7 @@ def test_global_episode_is_delta_correct(name, threshold):
     assert_delta_correct(res, delta)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", EPISODIC)
 def test_rounds_never_exceed_the_possible_doublings(name):
     """k_a ≤ log₂ N_a + 1 per arm, so C ≤ K(log₂ τ + 1) with per-arm episodes; a global

@@ -106,6 +106,7 @@ def simulated(name, draws):
     return engine.run_grid(twin, jobs, seed=3, max_samples=BUDGET, draws=draws)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", NAMES)
 def test_narrowed_algorithm_simulates(name):
     """`simulate` and `run_grid` run it in every draw mode it has, with the same results, and
@@ -147,6 +148,7 @@ def _trial_record(path, name, cohorts):
     return {k: v for k, v in record.items() if k != "algorithm"}
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", NAMES)
 def test_narrowed_algorithm_runs_a_trial_exactly_as_its_original(name, tmp_path):
     alg, twin = pair(name)
@@ -156,6 +158,7 @@ def test_narrowed_algorithm_runs_a_trial_exactly_as_its_original(name, tmp_path)
         assert got == want and len(got["actions"]) > 3
 
 
+@pytest.mark.integration
 def test_narrowed_algorithms_sweep(tmp_path):
     """The sweep runs every narrowed algorithm (registered; from an experiment file) and writes
     the engine's results: the same jobs give the same τ as `run_grid` in its default draws."""

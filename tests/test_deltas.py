@@ -20,6 +20,8 @@ from jaxbai.base import Budgeted
 from jaxbai.engine.run import with_draws
 from jaxbai.toptwo import transportation_cost_challenger
 
+pytestmark = pytest.mark.integration
+
 INST = jaxbai.bernoulli([0.9, 0.6, 0.5])
 DELTAS = [0.2, 0.05, 0.01]
 FIELDS = ("tau", "recommendation", "censored", "rounds", "counts")

@@ -34,6 +34,7 @@ def run(script: str, **env: str) -> subprocess.CompletedProcess:
     return proc
 
 
+@pytest.mark.integration
 def test_fresh_interpreter_uses_every_core():
     """``import jaxbai`` then `jaxbai.simulate` runs on one CPU device per available core,
     silently; the same script with the device count fixed to 1 by the user gets 1 device, also
@@ -46,6 +47,7 @@ def test_fresh_interpreter_uses_every_core():
     assert WARNING not in every.stderr + one.stderr
 
 
+@pytest.mark.integration
 def test_jax_started_first_warns_once_and_use_cpu_cores_explains():
     """When JAX computed before ``import jaxbai`` the count is fixed at one device: two grids
     print one warning (on a multi-core machine), and `jaxbai.use_cpu_cores` with another count

@@ -140,6 +140,7 @@ def env(tmp_path) -> dict:
     }
 
 
+@pytest.mark.integration
 def test_two_processes_equal_one_and_resume_after_a_death(tmp_path, env):
     """A sweep of three grids (TTUCB, AdaP-TT*, DP-SE) on two processes: killing process 1
     in the middle of the second grid makes process 0 exit with an error (JAX's coordination
@@ -247,6 +248,7 @@ def _lines(proc: Sweep) -> list[str]:
     return [line for line in re.split(r"[\r\n]", proc.err.decode()) if line.strip()]
 
 
+@pytest.mark.integration
 def test_a_process_that_never_joins_is_one_line(tmp_path, env):
     """Process 0 of 2 alone: after --startup-timeout, one line naming process 1."""
     explicit = ("--coordinator", f"localhost:{free_port()}", "--num-processes", "2")
@@ -258,6 +260,7 @@ def test_a_process_that_never_joins_is_one_line(tmp_path, env):
     assert "error: process 0: process 1 did not join within 2 s (--startup-timeout)" in line
 
 
+@pytest.mark.integration
 def test_a_dead_process_is_one_line_with_the_resume_command(tmp_path, env):
     """Process 1 killed once it runs: process 0 ends with one line naming it and the command
     that resumes, exit status 2, instead of JAX's fatal trace."""

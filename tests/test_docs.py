@@ -78,12 +78,14 @@ def test_algorithms_table_is_the_registry(path):
         assert families == (", ".join(entry.thresholds) or "—"), name
 
 
+@pytest.mark.integration
 def test_getting_started_examples_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     smaller = {"runs=1000": "runs=16", "epsilon=[0.1, 1.0]": "epsilon=[1.0, 10.0]"}
     run_blocks(DOCS / "index.md", smaller, {})
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(
     importlib.util.find_spec("mkdocs") is None,
     reason="mkdocs is not installed (pip install -r docs/requirements.txt)",

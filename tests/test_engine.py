@@ -16,6 +16,8 @@ import scipy.stats
 import jaxbai
 from jaxbai import engine
 
+pytestmark = pytest.mark.integration
+
 INST = jaxbai.bernoulli([0.9, 0.6, 0.5])
 FIELDS = ("tau", "recommendation", "censored", "rounds", "counts")
 

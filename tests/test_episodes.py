@@ -110,6 +110,7 @@ def _both_paths(alg, instances, epsilons, delta, runs, max_samples=10**9):
     ]
 
 
+@pytest.mark.statistical
 def test_per_episode_draws_have_the_per_sample_law():
     """AdaP-TT, three instances × two ε (δ = 0.01): τ (sized for a 3 % shift of E[τ]), â and C
     agree in law between the paths; plus a cell with errors (δ = 0.2) for â."""
@@ -130,6 +131,7 @@ def test_per_episode_draws_have_the_per_sample_law():
     same_tau(sample.tau, episode.tau, shift=None)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize(
     "name,inst,epsilon",
     [
@@ -177,6 +179,7 @@ def test_draws_option_chooses_and_validates():
         adap.per_episode(0)
 
 
+@pytest.mark.integration
 def test_per_episode_results_do_not_depend_on_pulls_lanes_or_baseline():
     """A job's result depends on its seed only: not on pulls per step, lanes, or run_vmap."""
     alg = jaxbai.adap_tt_star()
@@ -191,6 +194,7 @@ def test_per_episode_results_do_not_depend_on_pulls_lanes_or_baseline():
     assert (first.tau > 0).all() and not first.censored.any()
 
 
+@pytest.mark.integration
 def test_per_episode_budget_censors_at_max_samples():
     """Runs over budget end at exactly max_samples, censored, with every ended episode closed."""
     alg = jaxbai.adap_tt()

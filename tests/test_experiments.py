@@ -39,6 +39,7 @@ def tiny_sweep(tmp_path_factory) -> str:
     return out
 
 
+@pytest.mark.integration
 def test_sweep_writes_csv_json_figures_report(tiny_sweep):
     table = results.read_csv(os.path.join(tiny_sweep, "runs.csv"))
     assert list(table) == list(results.RUN_COLUMNS)
@@ -81,6 +82,7 @@ def test_sweep_writes_csv_json_figures_report(tiny_sweep):
     assert "## Allocations: empirical proportions against ω*" in text
 
 
+@pytest.mark.integration
 def test_plot_and_report_redraw_from_csv(tiny_sweep, tmp_path, capsys):
     csv_path = os.path.join(tiny_sweep, "runs.csv")
     assert experiments.plot.main([csv_path, "--out", str(tmp_path / "figs")]) == 0
@@ -90,6 +92,7 @@ def test_plot_and_report_redraw_from_csv(tiny_sweep, tmp_path, capsys):
     assert (tmp_path / "r.md").read_text().startswith("# Claims")
 
 
+@pytest.mark.integration
 def test_resume_after_interruption_gives_the_same_csv(tiny_sweep, tmp_path):
     out = str(tmp_path / "resumed")
     interrupted = cli.main([*TINY, "--out", out, "--max-chunks", "1", "--chunk-steps", "32"])
@@ -157,6 +160,7 @@ def user_algorithm():
         jaxbai.unregister("adap_tt_fixed")
 
 
+@pytest.mark.integration
 def test_registered_algorithm_runs_through_the_sweep_api(user_algorithm, tmp_path):
     fig2 = grids.config_from_preset("fig2", algorithms=(user_algorithm,))
     assert fig2.epsilons_for(user_algorithm) == grids.GLOBAL_EPSILONS

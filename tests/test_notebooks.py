@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import time
 
 import nbformat
 import pytest
@@ -23,8 +22,8 @@ NOTEBOOKS = (
     "02_reproduce_paper.ipynb",
     "03_your_own_algorithm.ipynb",
 )
-CELL_TIMEOUT_S = 90
-NOTEBOOK_BUDGET_S = 90  # generous: about 20-30 s each on two shared CPU cores
+CELL_TIMEOUT_S = 300
+"""A cell running longer has hung (at test size each notebook takes well under a minute)."""
 
 
 def read(name: str) -> nbformat.NotebookNode:
@@ -53,11 +52,11 @@ def test_install_cell_comes_first(name):
     assert 'find_spec("jaxbai") is None' in first.source  # skipped when already importable
 
 
-@pytest.mark.slow
+@pytest.mark.integration
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs(name, tmp_path, monkeypatch):
-    """Executes a notebook at test size: 30–50 s each, so with ``-m slow`` (outside the CI
-    budget); their code paths are covered by the README, sweep and registry tests."""
+    """Executes a notebook at test size, top to bottom; a cell that raises or runs past
+    `CELL_TIMEOUT_S` fails it."""
     monkeypatch.setenv("JAXBAI_NOTEBOOK_SIZE", "test")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")
@@ -70,7 +69,4 @@ def test_notebook_runs(name, tmp_path, monkeypatch):
         kernel_name="python3",
         resources={"metadata": {"path": str(tmp_path)}},
     )
-    start = time.perf_counter()
     client.execute()
-    elapsed = time.perf_counter() - start
-    assert elapsed < NOTEBOOK_BUDGET_S, f"{name} took {elapsed:.0f}s at test size"

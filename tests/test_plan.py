@@ -9,6 +9,8 @@ import pytest
 from experiments import config
 from experiments.sweep import plan
 
+pytestmark = pytest.mark.integration
+
 GRID = """
 runs = 20
 seed = 5

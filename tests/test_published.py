@@ -50,6 +50,7 @@ def _differs(a: np.ndarray, b: np.ndarray) -> bool:
     return stats.ks_2samp(a, b, method="asymp").pvalue < ALPHA
 
 
+@pytest.mark.statistical
 def test_ttucb_published_has_the_published_law():
     """Empirical-best leader, κ-challenger, β-coin, σ = 1."""
     means, delta = [0.8, 0.5, 0.4], 0.1
@@ -59,6 +60,7 @@ def test_ttucb_published_has_the_published_law():
     same_discrete(res.recommendation.ravel(), rec)
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize(
     "draws", ["per_episode", pytest.param("per_sample", marks=pytest.mark.slow)]
 )
@@ -74,6 +76,7 @@ def test_adap_tt_published_has_the_published_law(draws):
     same_discrete(res.recommendation.ravel(), rec)
 
 
+@pytest.mark.statistical
 def test_dp_se_published_has_the_published_law():
     """mu1 at ε = 0.1, where the epoch sums over cumulative counts delay eliminations: the
     test tells it from the paper's DP-SE."""

@@ -99,6 +99,7 @@ ALPHA = 0.001
 """One-sided level of the Clopper–Pearson test: a δ-correct algorithm fails it w.p. < 0.1%."""
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize(
     ("threshold", "episodes"),
     [

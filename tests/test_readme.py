@@ -17,6 +17,8 @@ import pytest
 
 import jaxbai
 
+pytestmark = pytest.mark.integration
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 

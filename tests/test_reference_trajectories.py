@@ -211,6 +211,7 @@ TOP_TWO_CASES = [
 ]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("name", "kwargs", "epsilon", "seed"), TOP_TWO_CASES)
 def test_top_two_matches_reference(name, kwargs, epsilon, seed):
     """Alg. 6–10 (Alg. 1 instances): identical arms, τ and recommendation."""
@@ -255,6 +256,7 @@ def jax_and_reference(name, kwargs, epsilon, seed, table, *, batched=False):
     return got, want
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("epsilon", [NO_NOISE, 0.05])
 def test_dp_se_matches_reference(epsilon):
     """DP-SE: identical round-robin epochs, eliminations, τ and recommendation."""
@@ -305,6 +307,7 @@ BATCHED_CASES = [
 ]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("name", "kwargs", "epsilon", "seed"), BATCHED_CASES)
 def test_batched_matches_reference(name, kwargs, epsilon, seed):
     """Alg. 11 and one global episode (Appendix H): identical arms, τ, recommendation, rounds.
@@ -377,6 +380,7 @@ PLAN_CASES = [
 ]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("name", "kwargs", "epsilon", "seed"), PLAN_CASES)
 def test_plan_matches_select(name, kwargs, epsilon, seed):
     """Batch plans (docs/semantics.md §19) are what `select` pulls, whatever the rewards.

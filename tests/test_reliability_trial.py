@@ -132,6 +132,7 @@ def test_a_copy_without_its_log_or_beside_another_trials_log_is_refused(tmp_path
         assert t.publish() == expected
 
 
+@pytest.mark.integration
 def test_backup_while_open_in_another_process(tmp_path):
     """`backup` copies a trial that another process has open (mid-session, log and all) into
     one self-contained file; the CLI does the same and refuses an existing target."""

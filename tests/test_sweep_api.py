@@ -15,6 +15,8 @@ from experiments.analysis.claims import Claim
 from experiments.config import grids
 from experiments.sweep import cli
 
+pytestmark = pytest.mark.integration
+
 # the quick preset, reduced to one algorithm (one engine program and one characteristic-time
 # solver to compile: most of the time) on its two instances
 ARGV = ["--preset", "quick", "--runs", "4", "--algorithms", "ttucb", "--max-samples", "200000"]

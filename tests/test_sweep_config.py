@@ -17,6 +17,8 @@ from experiments.config import grids
 from experiments.config.specs import ConfigError
 from experiments.sweep import cli
 
+pytestmark = pytest.mark.integration
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 MIXED = """

@@ -14,6 +14,8 @@ from experiments.analysis import plot, report, results, rounds, stats
 from experiments.analysis.stats import Z95
 from experiments.config import grids
 
+pytestmark = pytest.mark.integration
+
 
 def _runs(algorithm, instance="i", eps=1.0, delta=0.01, tau=1024, c=(40, 44), censored=0):
     """Runs of one cell: τ constant, rounds cycling through ``c``."""

@@ -260,6 +260,7 @@ def test_kl_and_c_local_formulas():
         assert float(theory.c_local(eps)) == pytest.approx(c_eps(eps), rel=1e-5)
 
 
+@pytest.mark.integration
 def test_tv_solver_matches_closed_form_and_lp():
     rng = np.random.default_rng(0)
     mus = random_bernoulli(rng, 12, 5)
@@ -273,6 +274,7 @@ def test_tv_solver_matches_closed_form_and_lp():
     assert np.all(np.asarray(info.rel_gap) <= RTOL)
 
 
+@pytest.mark.integration
 def test_gaussian_kl_matches_garivier_kaufmann():
     rng = np.random.default_rng(1)
     mus = rng.normal(size=(6, 4))
@@ -333,6 +335,7 @@ def test_regime_switches_on_paper_instances():
 EPSILONS = np.array([0.01, 0.1, 0.5, 1.0, 3.0])
 
 
+@pytest.mark.integration
 def test_local_sandwich_and_full_game():
     ref_kl = np.array([ref_kl_bernoulli(m) for m in PAPER_MEANS])
     ref_tv2 = np.array([ref_kl_gaussian(m, 1.0) / 2 for m in PAPER_MEANS])
@@ -352,6 +355,7 @@ def test_local_sandwich_and_full_game():
         assert t[i, j] == pytest.approx(ref, rel=RTOL)
 
 
+@pytest.mark.integration
 def test_global_sandwich_and_full_game():
     ref_kl = np.array([ref_kl_bernoulli(m) for m in PAPER_MEANS])
     tv = np.array([np.sum(1.0 / gaps_of(m)) for m in PAPER_MEANS])
@@ -487,6 +491,7 @@ def test_bad_input_raises():
         theory.regime_switch(good, "central")
 
 
+@pytest.mark.integration
 def test_vmap_instances_by_epsilon_one_compiled_call():
     rng = np.random.default_rng(3)
     mus = random_bernoulli(rng, 100, 5, min_gap=0.05)
@@ -508,6 +513,7 @@ def test_vmap_instances_by_epsilon_one_compiled_call():
     assert grid._cache_size() == 1
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("epsilon", [45.0, 1000.0])
 def test_local_game_at_large_epsilon_is_the_non_private_time(epsilon):
     """For ε where c(ε) overflows float32, T*_ℓ(ε) = T*_KL (c(ε)·TV² ≥ KL for every alternative);

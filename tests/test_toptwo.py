@@ -30,6 +30,7 @@ def make(name: str, threshold: str = "heuristic") -> object:
     return entry(threshold=threshold) if entry.thresholds else entry()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", ALL)
 def test_ask_tell_contract(name):
     """First K selections are 0..K−1; no stop before K pulls; `step` is a no-op once stopped."""
@@ -63,6 +64,7 @@ def test_ask_tell_contract(name):
     assert int(state.recommendation) == 0
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", ALL)
 def test_smoke_matrix_jit_vmap_over_runs_and_epsilon(name):
     """Every algorithm runs jitted and vmapped over runs × ε; every run stops and is valid."""
@@ -91,6 +93,7 @@ def test_argmax_random_ties_is_uniform():
     assert scipy.stats.chisquare(counts[[1, 2, 4]]).pvalue > 1e-3
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("threshold", ["heuristic", "theory"])
 @pytest.mark.parametrize("name", PER_ARM)
 def test_delta_correctness(name, threshold):
@@ -119,6 +122,7 @@ def test_delta_correctness(name, threshold):
     assert lower < delta
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("name", ["ttucb", "adap_tt_star", "dp_se"])
 def test_arm_permutation_invariance(name):
     """Permuting the arms (with tied means) leaves the law of τ and of the error unchanged.
@@ -141,6 +145,7 @@ def test_arm_permutation_invariance(name):
     assert abs(pa - pb) / se < 4 or pooled == 0
 
 
+@pytest.mark.statistical
 def test_eq11_leader_bonus_starves_arms_at_small_epsilon():
     """With k at the arm's local count (Eq. 11 as printed) AdaP-TT leaves runs censored.
 
@@ -157,6 +162,7 @@ def test_eq11_leader_bonus_starves_arms_at_small_epsilon():
     assert (eq11_bonus.recommendation[eq11_bonus.censored] == -1).all()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", ["adap_tt", "adap_tt_star"])
 def test_rounds_of_adaptivity(name):
     """DAF rounds Σ_a k_a obey k_a ≤ log₂ N_a + 1, so Σ_a k_a ≤ K(log₂ τ + 1) (Appendix H)."""
@@ -165,6 +171,7 @@ def test_rounds_of_adaptivity(name):
     assert (res.rounds <= 3 * (np.log2(res.tau) + 1)).all()
 
 
+@pytest.mark.integration
 def test_new_epsilon_or_delta_does_not_recompile():
     """A grid with new ε and δ values (same shapes) reuses the compiled program."""
     alg, inst = jaxbai.adap_tt(), jaxbai.bernoulli(EASY)

@@ -198,6 +198,7 @@ def reward_for(n: int) -> float:
     return ((7 * n) % 11) / 10
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "kills",
     [10, pytest.param(30, marks=pytest.mark.slow), pytest.param(300, marks=pytest.mark.slow)],

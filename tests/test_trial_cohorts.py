@@ -238,6 +238,7 @@ def child_env(tmp_path: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.integration
 def test_killed_during_cohort_records_and_releases_continues_exactly(tmp_path):
     """SIGKILL inside a release (even rounds) or at a random instant of cohort records (odd
     rounds): every acknowledged outcome survives (applied or held), only the record being
@@ -285,6 +286,7 @@ def test_killed_during_cohort_records_and_releases_continues_exactly(tmp_path):
 
 
 # ------------------------------------------------------------------------------ δ-correctness
+@pytest.mark.statistical
 @pytest.mark.parametrize("outcomes", ["unit", "binary"])
 def test_rehearsal_trials_are_delta_correct(tmp_path, no_fsync, outcomes):
     """30 rehearsal trials of AdaP-TT in cohorts, K = 2, means (0.9, 0.1), ε = 1, δ = 0.1.

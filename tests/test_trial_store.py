@@ -182,6 +182,7 @@ def wal_frames_per_record(t: Trial, records: int) -> float:
     return (log.stat().st_size - 32) / (page + 24) / records  # 32-byte header, 24 per frame
 
 
+@pytest.mark.integration
 def test_record_io_does_not_grow_with_the_trial(tmp_path, no_fsync):
     """Each record writes the same few pages at 300 and at 5 000 samples (the schema-1 file,
     rewritten whole twice per record, grew by 4 bytes of actions per sample)."""
