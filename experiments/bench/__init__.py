@@ -93,24 +93,30 @@ def python_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[str, 
     return {"samples": samples, "wall_s": wall, "samples_per_s": samples / wall}
 
 
+def _loop_rate(loop: Any, means: tuple[float, ...], runs: int, delta: float, warm: int) -> dict:
+    """Samples/s of ``loop(means, runs, delta, seed) -> τ`` (a numba loop), compiled first on
+    ``warm`` runs."""
+    import numpy as np
+
+    means_arr = np.asarray(means)
+    loop(means_arr, warm, delta, 0)  # compile
+    taus, wall = _timed(lambda: loop(means_arr, runs, delta, 1))
+    return {
+        "samples": int(taus.sum()),
+        "wall_s": wall,
+        "samples_per_s": taus.sum() / wall,
+        "mean_tau": float(taus.mean()),
+    }
+
+
 def numba_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[str, float] | None:
     """Samples/s of a numba TTUCB scalar loop, parallel over runs on all cores."""
     try:
         from experiments.bench import numba_loop
     except ImportError:
         return None
-    import numpy as np
-
-    means_arr = np.asarray(means)
-    numba_loop.ttucb_runs(means_arr, 8, delta, 0)  # compile
-    taus, wall = _timed(lambda: numba_loop.ttucb_runs(means_arr, runs, delta, 1))
-    return {
-        "samples": int(taus.sum()),
-        "wall_s": wall,
-        "samples_per_s": taus.sum() / wall,
-        "mean_tau": float(taus.mean()),
-        "threads": numba_loop.threads(),
-    }
+    rate = _loop_rate(numba_loop.ttucb_runs, means, runs, delta, 8)
+    return rate | {"threads": numba_loop.threads()}
 
 
 def numba_lanes_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[str, float] | None:
@@ -120,17 +126,11 @@ def numba_lanes_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[
         from experiments.bench import lanes
     except ImportError:
         return None
-    import numpy as np
 
-    means_arr = np.asarray(means)
-    lanes.ttucb_lanes(means_arr, lanes.LANES, delta, 0)  # compile
-    (taus, _), wall = _timed(lambda: lanes.ttucb_lanes(means_arr, runs, delta, 1))
-    return {
-        "samples": int(taus.sum()),
-        "wall_s": wall,
-        "samples_per_s": taus.sum() / wall,
-        "mean_tau": float(taus.mean()),
-    }
+    def taus(means, runs, delta, seed):
+        return lanes.ttucb_lanes(means, runs, delta, seed)[0]
+
+    return _loop_rate(taus, means, runs, delta, lanes.LANES)
 
 
 def w1(device: str, runs: int, python_runs: int) -> dict[str, Any]:
