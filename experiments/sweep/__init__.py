@@ -3,8 +3,7 @@
 ``python -m experiments.sweep`` (no arguments) runs the ``quick`` preset: global DP on mu1 and
 mu2, TTUCB, AdaP-TT, AdaP-TT* and DP-SE at a few ε, 100 runs — a few minutes on two CPU cores.
 The presets are the experiment files of ``experiments/config/grids/`` (see ``--help``); your own
-grid
-is a file too (``--config my_grid.toml``, schema in `experiments.config`), or inline instances
+grid is a file too (``--config my_grid.toml``, schema in `experiments.config`), or inline instances
 (``--means 0.31 0.30 0.12``, ``--family gaussian --sigma 0.3``, ``--family beta``). Flags
 override the file's values. Output directory (``--out``, default ``results/<name>``):
 
@@ -28,6 +27,7 @@ override the file's values. Output directory (``--out``, default ``results/<name
 
 Instances of different families or K run as separate engine grids whose rows are merged in
 the configuration's order; a job's result depends only on (seed, run, ε, δ), so they equal the
+rows of separate sweeps.
 
 From Python, `run` takes a configuration — a `experiments.config.SweepConfig`, a preset name,
 an experiment file's path or a mapping in the experiment-file schema — and returns a
