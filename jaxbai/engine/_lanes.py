@@ -29,7 +29,7 @@ from jax.sharding import Mesh, PartitionSpec
 
 from jaxbai._arrays import tree_where
 from jaxbai.base import Algorithm, Budgeted, Instance
-from jaxbai.engine._shared import SharedDeltas, records
+from jaxbai.engine._shared import SharedDeltas, marked_stopped, records
 from jaxbai.engine.jobs import Jobs, fold_in_step, job_key
 
 __all__ = [
@@ -342,7 +342,7 @@ def initial_carry(
     lanes = Lanes(
         job=jnp.full(lanes_per_device * num_devices, width, jnp.int32),
         stream=stream,
-        state=state._replace(stopped=jnp.ones_like(state.stopped)),
+        state=marked_stopped(state),
         params=params,
         instance=instance,
     )

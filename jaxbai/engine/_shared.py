@@ -43,6 +43,7 @@ __all__ = [
     "SharedDeltasPerEpisode",
     "SharedParams",
     "SharedState",
+    "marked_stopped",
     "records",
     "rounds",
     "shared",
@@ -117,33 +118,68 @@ class SharedParams(NamedTuple):
     inner: Any
 
 
+TAU, RECOMMENDATION, ROUNDS, COUNTS = 0, 1, 2, 3
+"""Columns of `SharedState.record`: τ, â and rounds, then N_1 … N_K from column `COUNTS` on."""
+
+
 class SharedState(NamedTuple):
     """A trajectory and its record for each of D risks.
 
+    The D records are one int32 array, so that a step that may record a stop updates one
+    buffer with one select (one loop-carried array instead of five: W5 of
+    `experiments.bench`).
+
     Attributes:
         inner: the algorithm's state (its ``stopped`` is set once every δ has stopped).
-        stopped: every δ has stopped.
         held: a δ stopped at this n and another is still to be tested at it.
-        recorded: ``(D,)`` whether δ_i has stopped.
-        tau: ``(D,)`` n at δ_i's first stop.
-        recommendation: ``(D,)`` â at that n.
-        rounds: ``(D,)`` rounds of adaptivity at that n (−1 without `jaxbai.base.Rounds`).
-        counts: ``(D, K)`` N_a at that n.
+        record: ``(D, 3 + K)``: row i holds δ_i's τ, â and rounds at its first stop, then its
+            N_a (columns `TAU`, `RECOMMENDATION`, `ROUNDS`, `COUNTS`); â = −1 until it stops.
     """
 
     inner: Any
-    stopped: jax.Array
     held: jax.Array
-    recorded: jax.Array
-    tau: jax.Array
-    recommendation: jax.Array
-    rounds: jax.Array
-    counts: jax.Array
+    record: jax.Array
 
     @property
     def n(self) -> jax.Array:
         """Samples drawn by the trajectory."""
         return self.inner.n
+
+    @property
+    def stopped(self) -> jax.Array:
+        """Every δ has stopped."""
+        return self.inner.stopped
+
+    @property
+    def recorded(self) -> jax.Array:
+        """``(D,)`` whether δ_i has stopped."""
+        return self.record[..., RECOMMENDATION] >= 0
+
+    @property
+    def tau(self) -> jax.Array:
+        """``(D,)`` n at δ_i's first stop."""
+        return self.record[..., TAU]
+
+    @property
+    def recommendation(self) -> jax.Array:
+        """``(D,)`` â at δ_i's first stop (−1 before)."""
+        return self.record[..., RECOMMENDATION]
+
+    @property
+    def rounds(self) -> jax.Array:
+        """``(D,)`` rounds of adaptivity at δ_i's first stop (−1 without `jaxbai.base.Rounds`)."""
+        return self.record[..., ROUNDS]
+
+    @property
+    def counts(self) -> jax.Array:
+        """``(D, K)`` N_a at δ_i's first stop."""
+        return self.record[..., COUNTS:]
+
+
+def _row(alg: Algorithm, state: Any, best: jax.Array) -> jax.Array:
+    """A record row ``(3 + K,)`` of the trajectory's state now, with recommendation ``best``."""
+    head = jnp.stack([state.n, best, rounds(alg, state)]).astype(jnp.int32)
+    return jnp.concatenate([head, state.counts.astype(jnp.int32)])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,17 +212,9 @@ class SharedDeltas:
 
     def init(self, key: Key, params: SharedParams, num_arms: int) -> SharedState:
         inner = self.algorithm.init(key, params.inner, num_arms)
-        size = params.deltas.shape
-        return SharedState(
-            inner=inner,
-            stopped=jnp.bool_(False),
-            held=jnp.bool_(False),
-            recorded=jnp.zeros(size, bool),
-            tau=jnp.zeros(size, jnp.int32),
-            recommendation=jnp.full(size, -1, jnp.int32),
-            rounds=jnp.full(size, -1, jnp.int32),
-            counts=jnp.zeros((*size, num_arms), jnp.int32),
-        )
+        record = jnp.zeros((params.deltas.shape[0], COUNTS + num_arms), jnp.int32)
+        unstopped = record.at[:, RECOMMENDATION].set(-1).at[:, ROUNDS].set(-1)
+        return SharedState(inner=inner, held=jnp.bool_(False), record=unstopped)
 
     def tests(self, state: SharedState, params: SharedParams) -> tuple[jax.Array, jax.Array]:
         """(stop, â) of the stopping rule of every δ on the trajectory's state, ``(D,)`` each.
@@ -211,17 +239,10 @@ class SharedDeltas:
         )
         fired = stop & tested & jnp.any(pending)
         fresh = fired & (jnp.arange(params.deltas.shape[0]) == next_delta)
-        recorded = state.recorded | fresh
-        halt = jnp.all(recorded)
+        record = jnp.where(fresh[:, None], _row(self.algorithm, inner, best), state.record)
+        halt = jnp.all(pending <= fresh)  # every δ recorded, this one included
         return SharedState(
-            inner=inner._replace(stopped=inner.stopped | halt),
-            stopped=state.stopped | halt,
-            held=fired & ~halt,
-            recorded=recorded,
-            tau=jnp.where(fresh, inner.n, state.tau),
-            recommendation=jnp.where(fresh, best, state.recommendation),
-            rounds=jnp.where(fresh, rounds(self.algorithm, inner), state.rounds),
-            counts=jnp.where(fresh[:, None], inner.counts, state.counts),
+            inner=inner._replace(stopped=inner.stopped | halt), held=fired & ~halt, record=record
         )
 
     def step(self, key: Key, state: SharedState, inst: Instance, params: SharedParams):
@@ -296,6 +317,13 @@ def shared(alg: Algorithm) -> SharedDeltas:
     """``alg`` run once for several δ (`SharedDeltas`, or `SharedDeltasPerEpisode` for a
     per-episode simulation); check `shares_deltas` first."""
     return SharedDeltasPerEpisode(alg) if isinstance(alg, Budgeted) else SharedDeltas(alg)
+
+
+def marked_stopped(state: Any) -> Any:
+    """``state`` marked stopped (a `SharedState` through its trajectory's state)."""
+    if isinstance(state, SharedState):
+        return state._replace(inner=marked_stopped(state.inner))
+    return state._replace(stopped=jnp.ones_like(state.stopped))
 
 
 def records(alg: Algorithm, state: Any) -> tuple[jax.Array, ...]:
