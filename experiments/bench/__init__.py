@@ -202,7 +202,7 @@ def w4(device: str, runs: int) -> dict[str, Any]:
 DELTAS_W5 = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 
 
-W5_REPEATS = 3
+W5_REPEATS = 5
 """W5 times the smallest δ alone and the shared cell this many times, alternately, and reports
 the median of their ratios (a short run's wall time varies by tens of percent on a shared
 machine)."""

@@ -230,15 +230,17 @@ class SharedDeltas:
 
     def record(self, state: SharedState, params: SharedParams, tested: Scalar) -> SharedState:
         """Test the largest δ not yet stopped (if ``tested``) and record it if it fires, then
-        hold; the trajectory stops once every δ has."""
+        hold; the trajectory stops once every δ has.
+
+        The δ to test is a maximum over the pending δ (no index, no gather: W5 of
+        `experiments.bench`); entries that repeat that δ record together, as they would one
+        held step after another (the state does not change while held)."""
         pending = ~state.recorded
-        next_delta = jnp.argmax(jnp.where(pending, params.deltas, -jnp.inf))
+        delta = jnp.max(jnp.where(pending, params.deltas, jnp.min(params.deltas)))
         inner = state.inner
-        stop, best = self.algorithm.stopping(
-            inner, params.inner._replace(delta=params.deltas[next_delta])
-        )
+        stop, best = self.algorithm.stopping(inner, params.inner._replace(delta=delta))
         fired = stop & tested & jnp.any(pending)
-        fresh = fired & (jnp.arange(params.deltas.shape[0]) == next_delta)
+        fresh = fired & pending & (params.deltas == delta)
         record = jnp.where(fresh[:, None], _row(self.algorithm, inner, best), state.record)
         halt = jnp.all(pending <= fresh)  # every δ recorded, this one included
         return SharedState(
