@@ -47,12 +47,16 @@ def uniforms_from_key(key: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Two uniforms on (0, 1) from the words of a (freshly folded-in) key, with no extra hash.
 
     A simulation step receives ``fold_in(stream_key, n)``; its two 32-bit words are already
-    threefry output, so they serve directly as the step's random bits.
+    threefry output, so they serve directly as the step's random bits. (Taken with `jnp.split`:
+    Pallas' Triton lowering has no ``slice``.)
     """
     if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
         key = jax.random.key_data(key)
-    u = uniform_from_bits(key.reshape(-1)[:2].astype(jnp.uint32))
-    return u[0], u[1]
+    words = key.reshape(-1).astype(jnp.uint32)
+    if words.shape[0] > 2:
+        words = words[:2]
+    first, second = (jnp.squeeze(uniform_from_bits(w), -1) for w in jnp.split(words, 2))
+    return first, second
 
 
 def kahan_add(
