@@ -47,16 +47,24 @@ def uniforms_from_key(key: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Two uniforms on (0, 1) from the words of a (freshly folded-in) key, with no extra hash.
 
     A simulation step receives ``fold_in(stream_key, n)``; its two 32-bit words are already
-    threefry output, so they serve directly as the step's random bits. (Taken with `jnp.split`:
-    Pallas' Triton lowering has no ``slice``.)
+    threefry output, so they serve directly as the step's random bits (`key_words`).
     """
     if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
         key = jax.random.key_data(key)
     words = key.reshape(-1).astype(jnp.uint32)
     if words.shape[0] > 2:
         words = words[:2]
-    first, second = (jnp.squeeze(uniform_from_bits(w), -1) for w in jnp.split(words, 2))
-    return first, second
+    first, second = key_words(words)
+    return uniform_from_bits(first), uniform_from_bits(second)
+
+
+def key_words(data: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The two uint32 words of threefry-2x32 key data ``(..., 2)``, each ``(...)``.
+
+    Taken with `jnp.split`, not by indexing: Pallas' Triton lowering has no ``slice``.
+    """
+    first, second = jnp.split(data, 2, axis=-1)
+    return jnp.squeeze(first, -1), jnp.squeeze(second, -1)
 
 
 def kahan_add(

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxbai._arrays import key_words
 from jaxbai.base import Instance
 
 __all__ = ["SHARED_DELTA", "Jobs", "fold_in_step", "grid_jobs", "job_key"]
@@ -72,7 +73,6 @@ def fold_in_step(stream: jax.Array, n: ArrayLike) -> jax.Array:
     ``stream`` is threefry-2x32 key data, uint32 ``(..., 2)``; ``n`` a count ≥ 0. fold_in hashes
     the block (0, n) with the key: 20 rounds of Threefry-2x32 with a key injection every
     four, written out here so that XLA fuses them with the step instead of running a loop.
-    The key words are taken with `jnp.split` (no ``slice``, which Pallas' Triton lowering lacks).
 
     Example:
         >>> key = jax.random.key(7, impl="threefry2x32")
@@ -80,7 +80,7 @@ def fold_in_step(stream: jax.Array, n: ArrayLike) -> jax.Array:
         >>> bool((bits == jax.random.key_data(jax.random.fold_in(key, 12))).all())
         True
     """
-    k0, k1 = (jnp.squeeze(word, -1) for word in jnp.split(stream, 2, axis=-1))
+    k0, k1 = key_words(stream)
     schedule = (k0, k1, k0 ^ k1 ^ jnp.uint32(0x1BD11BDA))
     x0 = k0
     x1 = jnp.asarray(n).astype(jnp.uint32) + k1
