@@ -29,6 +29,17 @@ def argmax_random_ties(values: jax.Array, priority: jax.Array) -> jax.Array:
     return jnp.argmax(jnp.where(is_max, priority, -1.0)).astype(jnp.int32)
 
 
+def every(mask: jax.Array) -> jax.Array:
+    """``jnp.all(mask)`` as a minimum over int32: Pallas' Triton lowering (the fused kernel)
+    has no ``reduce_and``."""
+    return jnp.min(jnp.asarray(mask).astype(jnp.int32)) > 0
+
+
+def some(mask: jax.Array) -> jax.Array:
+    """``jnp.any(mask)`` as a maximum over int32 (no ``reduce_or`` in Pallas' Triton lowering)."""
+    return jnp.max(jnp.asarray(mask).astype(jnp.int32)) > 0
+
+
 def tree_where(cond: jax.Array, on_true: Any, on_false: Any) -> Any:
     """Elementwise select between two pytrees of the same structure."""
     return jax.tree_util.tree_map(lambda a, b: jnp.where(cond, a, b), on_true, on_false)

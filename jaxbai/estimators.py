@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxbai import mechanisms
-from jaxbai._arrays import compensated, kahan_add, uniform_from_bits
+from jaxbai._arrays import compensated, every, kahan_add, uniform_from_bits
 from jaxbai.base import Key, Mask, PerArm, Release, Scalar
 
 __all__ = [
@@ -197,7 +197,7 @@ class _Episodic:
         if self.episodes == "per_arm":
             return grown & doubled
         first = grown & (estimate.phase_start == 0)
-        return first | (jnp.all(estimate.phase_start > 0) & jnp.all(doubled))
+        return first | (every(estimate.phase_start > 0) & every(doubled))
 
     def episode_pulls(self, estimate: EpisodeEstimate, counts: PerArm) -> PerArm:
         """Pulls of each arm since its current episode started."""

@@ -61,6 +61,9 @@ class AlgorithmEntry:
             with ``**options`` validates them itself).
         episodic: whether the algorithm is `jaxbai.base.Episodic` (plans its pulls by episodes,
             Appendix H).
+
+    `fused_refusal` says whether the fused GPU kernel runs the algorithm (docs/semantics.md
+    §32), and if not, why.
     """
 
     name: str
@@ -72,6 +75,24 @@ class AlgorithmEntry:
     thresholds: tuple[str, ...]
     options: tuple[str, ...]
     episodic: bool
+
+    @functools.cached_property
+    def fused_refusal(self) -> str | None:
+        """None if ``run_grid(…, kernel="fused")`` runs the default algorithm on a GPU
+        (per-sample draws, 4 arms, one δ), else the reason it is refused
+        (`jaxbai.engine.fused_unsupported`; computed on first use, by tracing its step).
+
+        Example:
+            >>> import jaxbai
+            >>> jaxbai.ALGORITHMS["adap_tt"].fused_refusal is None
+            True
+            >>> "gather" in jaxbai.ALGORITHMS["dp_se"].fused_refusal
+            True
+        """
+        from jaxbai import engine, instances
+
+        jobs = engine.grid_jobs(instances.bernoulli([0.8, 0.6, 0.4, 0.2]), [1.0], [0.01], 1)
+        return engine.fused_unsupported(self.factory(), jobs, draws="per_sample")
 
     def __call__(self, **options: Any) -> Algorithm:
         """Build the algorithm.

@@ -24,8 +24,13 @@ CPU device (`jaxbai.use_cpu_cores`), no flag is set here. Machines here are shar
 compare the ratios, measured in the same process, rather than absolute rates. Compilation is
 excluded (each program is warmed up on a small grid).
 
+``--kernel fused`` runs W1–W3 with the fused lane kernel (`jaxbai.engine.KERNELS`; on a CPU in
+Pallas' interpret mode, a check that it runs rather than a speed); W4 and W5 always run the
+XLA program, the only one that covers per-episode draws and shared δ.
+
 Usage:
     python -m experiments.bench [--device cpu|gpu] [--out bench.json] [--quick]
+        [--kernel xla|fused|auto]
     python -m experiments.bench --trial [--participants N] [--window W] [--delta-runs R]
 """
 
@@ -57,7 +62,12 @@ def _timed(fn: Any) -> tuple[Any, float]:
 
 
 def engine_rate(
-    alg: Any, jobs: Any, device: str, draws: str = "auto", share_deltas: bool = False
+    alg: Any,
+    jobs: Any,
+    device: str,
+    draws: str = "auto",
+    share_deltas: bool = False,
+    kernel: str = "auto",
 ) -> dict[str, float]:
     """Samples/s of `run_grid`, timed on a second run of the same grid and seed.
 
@@ -68,7 +78,7 @@ def engine_rate(
     """
     from jaxbai import engine
 
-    options = {"device": device, "draws": draws, "share_deltas": share_deltas}
+    options = {"device": device, "draws": draws, "share_deltas": share_deltas, "kernel": kernel}
     _, first = _timed(lambda: engine.run_grid(alg, jobs, seed=0, **options))
     res, wall = _timed(lambda: engine.run_grid(alg, jobs, seed=0, **options))
     return {
@@ -140,13 +150,13 @@ def numba_lanes_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[
     return _loop_rate(taus, means, runs, delta, lanes.LANES)
 
 
-def w1(device: str, runs: int, python_runs: int) -> dict[str, Any]:
-    """W1: TTUCB on mu1, engine vs plain Python vs numba."""
+def w1(device: str, runs: int, python_runs: int, kernel: str = "auto") -> dict[str, Any]:
+    """W1: TTUCB on mu1, engine (its lane program ``kernel``) vs plain Python vs numba."""
     import jaxbai
 
     means, delta = jaxbai.PAPER_INSTANCES["mu1"], 0.01
     jobs = jaxbai.grid_jobs(jaxbai.bernoulli(means), float("inf"), delta, runs)
-    out: dict[str, Any] = {"engine": engine_rate(jaxbai.ttucb(), jobs, device)}
+    out: dict[str, Any] = {"engine": engine_rate(jaxbai.ttucb(), jobs, device, kernel=kernel)}
     out["python"] = python_rate(means, python_runs, delta)
     out["numba"] = numba_rate(means, runs, delta)
     out["numba_lanes"] = numba_lanes_rate(means, runs, delta)
@@ -159,8 +169,9 @@ def w1(device: str, runs: int, python_runs: int) -> dict[str, Any]:
     return out
 
 
-def w2(device: str, runs: int) -> dict[str, Any]:
-    """W2: AdaP-TT grid over ε with lane refill vs a plain vmap-until-all-stop."""
+def w2(device: str, runs: int, kernel: str = "auto") -> dict[str, Any]:
+    """W2: AdaP-TT grid over ε with lane refill (lane program ``kernel``) vs a plain
+    vmap-until-all-stop."""
     import jaxbai
     from jaxbai import engine
 
@@ -168,7 +179,9 @@ def w2(device: str, runs: int) -> dict[str, Any]:
     jobs = engine.grid_jobs(
         jaxbai.bernoulli(jaxbai.PAPER_INSTANCES["mu1"]), [0.01, 0.1, 1.0, 10.0, 100.0], 0.01, runs
     )
-    out: dict[str, Any] = {"engine": engine_rate(alg, jobs, device, draws="per_sample")}
+    out: dict[str, Any] = {
+        "engine": engine_rate(alg, jobs, device, draws="per_sample", kernel=kernel)
+    }
     # compiles the same program (budget is traced)
     engine.run_vmap(alg, jobs, max_samples=64, draws="per_sample")
     plain, wall = _timed(lambda: engine.run_vmap(alg, jobs, draws="per_sample"))
@@ -257,12 +270,21 @@ def table(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run W1–W3 and print a table; write JSON."""
+    from jaxbai.engine import KERNELS
+
     parser = argparse.ArgumentParser(
         prog="python -m experiments.bench", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     parser.add_argument("--out", help="JSON report (default results/bench.json)")
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    parser.add_argument(
+        "--kernel",
+        choices=KERNELS,
+        default="auto",
+        help="the engine's lane program in W1-W3 (W4 and W5 use per-episode draws and shared "
+        "δ, which only the XLA program runs); fused is interpreted on a CPU (default auto)",
+    )
     parser.add_argument(
         "--trial", action="store_true", help="the trial load benchmark (experiments.bench.trial)"
     )
@@ -287,13 +309,14 @@ def main(argv: list[str] | None = None) -> int:
         "devices": [str(d) for d in jax.devices()],
         "cores": _devices.available_cores(),
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
-        "W1": w1(args.device, runs_w1, py_runs),
-        "W2": w2(args.device, runs_w2),
+        "kernel": args.kernel,
+        "W1": w1(args.device, runs_w1, py_runs, args.kernel),
+        "W2": w2(args.device, runs_w2, args.kernel),
         "W4": w4(args.device, runs_w2),
         "W5": w5(args.device, runs_w2 * 5),
     }
     if args.device == "gpu":
-        report["W3"] = w1("gpu", 10**4 if args.quick else 10**5, 1)
+        report["W3"] = w1("gpu", 10**4 if args.quick else 10**5, 1, args.kernel)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as f:
         json.dump(report, f, indent=2, default=float)

@@ -61,7 +61,7 @@ from experiments.config.specs import (
 )
 from jaxbai import PAPER_INSTANCES
 from jaxbai._validate import COUNT_MAX
-from jaxbai.engine import DRAWS
+from jaxbai.engine import DRAWS, KERNELS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -136,6 +136,7 @@ TOP_KEYS = (
     "max_samples",
     "draws",
     "share_deltas",
+    "kernel",
     "seed",
     "device",
     "out",
@@ -178,6 +179,8 @@ class SweepConfig:
         share_deltas: one trajectory per (instance, ε, run) tested against every δ, for the
             algorithms whose sampling ignores δ (`jaxbai.engine.shares_deltas`; the others,
             DP-SE, run each δ separately), docs/semantics.md §31.
+        kernel: the engine's lane program (`jaxbai.engine.KERNELS`: ``"xla"``, ``"fused"``
+            or ``"auto"``, which is ``"xla"``), docs/semantics.md §32; the same numbers.
         seed: master seed of the engine.
         device: ``"cpu"``, ``"gpu"`` or None (JAX's default).
         out: output directory.
@@ -196,6 +199,7 @@ class SweepConfig:
     max_samples: int = 10**9
     draws: str = "auto"
     share_deltas: bool = False
+    kernel: str = "auto"
     seed: int = 0
     device: str | None = None
     out: str = ""
@@ -248,6 +252,7 @@ class SweepConfig:
             "max_samples": self.max_samples,
             "draws": self.draws,
             "share_deltas": self.share_deltas,
+            "kernel": self.kernel,
             "seed": self.seed,
             "device": self.device,
             "plot": {k: list(v) if isinstance(v, tuple) else v for k, v in _asdict(self.plot)},
@@ -386,6 +391,7 @@ def parse(data: Mapping, name: str = "config", *, check: bool = True) -> SweepCo
         max_samples=_integer(data.get("max_samples", 10**9), ("max_samples",), 1, COUNT_MAX),
         draws=_string(data.get("draws", "auto"), ("draws",)),
         share_deltas=_bool(data.get("share_deltas", False), ("share_deltas",)),
+        kernel=_string(data.get("kernel", "auto"), ("kernel",)),
         seed=_integer(data.get("seed", 0), ("seed",), 0, 2**32 - 1),
         device=None if device is None else _choice(device, ("device",), ("cpu", "gpu")),
         out=_string(data.get("out") or f"results/{data.get('name', name)}", ("out",)),
@@ -468,6 +474,7 @@ def _check_values(config: SweepConfig) -> None:
     _integer(config.seed, ("seed",), 0, 2**32 - 1)
     _choice(config.draws, ("draws",), DRAWS)
     _bool(config.share_deltas, ("share_deltas",))
+    _choice(config.kernel, ("kernel",), KERNELS)
     if config.device is not None:
         _choice(config.device, ("device",), ("cpu", "gpu"))
 

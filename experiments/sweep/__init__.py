@@ -262,6 +262,7 @@ def run_algorithm(
             max_samples=sweep_config.max_samples,
             draws=sweep_config.draws,
             share_deltas=sweep_config.share_deltas,
+            kernel=sweep_config.kernel,
             device=sweep_config.device,
             checkpoint=_checkpoint(sweep_config, spec.label, group) if checkpoints else None,
             resume=resume,
@@ -273,6 +274,34 @@ def run_algorithm(
         if unfinished(res):
             break
     return grid_results
+
+
+def check_kernel(sweep_config: SweepConfig) -> None:
+    """With ``kernel = "fused"``, ValueError naming every algorithm and instance group the
+    fused kernel would refuse (`jaxbai.engine.fused_unsupported`), before any of them runs."""
+    from jaxbai import engine
+
+    if sweep_config.kernel != "fused":  # "auto" is "xla"
+        return
+    platform = engine.select_devices(sweep_config.device)[0].platform
+    refused = []
+    for spec in sweep_config.algorithms:
+        alg = spec.build(sweep_config.threshold)
+        for group in instance_groups(sweep_config.instances):
+            instances = [sweep_config.instances[i].build() for i in group]
+            eps = sweep_config.epsilons_for(spec)[:1]
+            jobs = engine.grid_jobs(instances, eps, sweep_config.deltas, 1)
+            reason = engine.fused_unsupported(
+                alg,
+                jobs,
+                platform=platform,
+                draws=sweep_config.draws,
+                share_deltas=sweep_config.share_deltas,
+            )
+            if reason is not None:
+                refused.append(f"{spec.label}: {reason}")
+    if refused:
+        raise ValueError("kernel='fused' cannot run " + "; ".join(refused) + "; use kernel='xla'")
 
 
 def engine_stats(grid_results: Sequence[GridResult]) -> dict:
@@ -289,6 +318,7 @@ def engine_stats(grid_results: Sequence[GridResult]) -> dict:
         "efficiency": samples / max(lane_steps, 1),
         "samples_per_s": samples / max(wall, 1e-9),
         "shared_deltas": any(r.shared_deltas for r in grid_results),
+        "kernel": grid_results[0].kernel,
     }
 
 
@@ -389,6 +419,7 @@ def run(
         sweep_config = dataclasses.replace(sweep_config, out=os.fspath(out))
     if sweep_config.device is not None:
         engine.select_devices(sweep_config.device)
+    check_kernel(sweep_config)
     writes = out is not None and distributed.is_writer()  # process 0 writes the results
     if out is not None:
         prepare_out(sweep_config.out)  # after every check that writes nothing

@@ -32,6 +32,7 @@ from experiments.config.specs import (
     instance_from_mapping,
 )
 from experiments.sweep import distributed, plan
+from jaxbai.engine import KERNELS
 
 __all__ = [
     "EXIT_INTERRUPTED",
@@ -110,6 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="one trajectory per (instance, ε, run) tested against every δ, for algorithms "
         "whose sampling ignores δ (DP-SE runs each δ; default: the file's, else off)",
     )
+    add(
+        "--kernel",
+        choices=KERNELS,
+        help="the engine's lane program: xla, fused (a Pallas kernel running many steps per "
+        "launch; interpreted on a CPU) or auto (= xla); the same numbers (default auto)",
+    )
     add("--seed", type=int, help="master seed (default 0)")
     add("--device", choices=("cpu", "gpu"), help="platform (default: JAX's default)")
     run = parser.add_argument_group("this invocation")
@@ -186,6 +193,7 @@ _FLAGS = {
     "max_samples": "--max-samples",
     "draws": "--draws",
     "share_deltas": "--share-deltas",
+    "kernel": "--kernel",
     "seed": "--seed",
     "device": "--device",
 }
@@ -219,6 +227,7 @@ def config_from_args(args: argparse.Namespace) -> SweepConfig:
         "max_samples": args.max_samples,
         "draws": args.draws,
         "share_deltas": args.share_deltas,
+        "kernel": args.kernel,
         "seed": args.seed,
         "device": args.device,
         "out": args.out or (f"results/{inline.name}" if inline is not None else None),

@@ -26,6 +26,11 @@ Top Two algorithm does not read δ, so one trajectory per (instance, ε, run) is
 every δ of the grid and records each δ's first stop; its key depends on (run, ε) only. DP-SE,
 whose epochs depend on δ, runs each δ separately (`shares_deltas`).
 
+The fused kernel (``kernel="fused"``, docs/semantics.md §32): the steps between two refills
+run as one Pallas kernel over blocks of lanes instead of one XLA program per step, with the
+same numbers; for GPUs (Triton), interpreted on a CPU. ``kernel="auto"`` is the XLA program.
+`fused_unsupported` says what it does not run, and why.
+
 Several processes (``jax.distributed.initialize()``, e.g. one per node of a cluster): every
 process calls `run_grid` with the same grid; the jobs are split over the processes by
 `predicted_cost`, each process runs its share on its own devices and writes its own checkpoint
@@ -39,6 +44,7 @@ Modules:
     ``jaxbai.engine._checkpoint`` (private): grid fingerprints and atomic checkpoint files.
     ``jaxbai.engine._distributed`` (private): the split over processes and the gather.
     ``jaxbai.engine._shared`` (private): trajectories shared by several δ (`SharedDeltas`).
+    ``jaxbai.engine._fused`` (private): the fused lane kernel (Pallas) behind ``kernel="fused"``.
 
 Example:
     >>> import jaxbai
@@ -56,6 +62,7 @@ from jaxbai.engine._checkpoint import (
     write_checkpoint,
 )
 from jaxbai.engine._distributed import predicted_cost
+from jaxbai.engine._fused import BLOCK_LANES, KERNELS
 from jaxbai.engine._shared import (
     SharedDeltas,
     SharedDeltasPerEpisode,
@@ -68,6 +75,7 @@ from jaxbai.engine.run import (
     DRAWS,
     GridResult,
     default_lanes,
+    fused_unsupported,
     run_grid,
     run_vmap,
     select_devices,
@@ -76,8 +84,10 @@ from jaxbai.engine.run import (
 )
 
 __all__ = [
+    "BLOCK_LANES",
     "CHECKPOINT_VERSION",
     "DRAWS",
+    "KERNELS",
     "SHARED_DELTA",
     "GridResult",
     "Jobs",
@@ -87,6 +97,7 @@ __all__ = [
     "SharedState",
     "default_lanes",
     "fold_in_step",
+    "fused_unsupported",
     "grid_jobs",
     "job_key",
     "predicted_cost",

@@ -29,6 +29,7 @@ from jax.sharding import Mesh, PartitionSpec
 
 from jaxbai._arrays import tree_where
 from jaxbai.base import Algorithm, Budgeted, Instance
+from jaxbai.engine._fused import fused_steps
 from jaxbai.engine._shared import SharedDeltas, marked_stopped, records
 from jaxbai.engine.jobs import Jobs, fold_in_step, job_key
 
@@ -38,6 +39,7 @@ __all__ = [
     "Outcome",
     "Table",
     "advance",
+    "block_step",
     "collect",
     "device_tables",
     "initial_carry",
@@ -165,19 +167,29 @@ def tree_where_lanes(mask: jax.Array, on_true: Any, on_false: Any) -> Any:
     return jax.tree_util.tree_map(select, on_true, on_false)
 
 
-def step_lane(alg: Algorithm, max_samples: jax.Array, lane: Lanes) -> Lanes:
+def step_lane(alg: Algorithm, max_samples: jax.Array, lane: Lanes, raw_key: bool = False) -> Lanes:
     """One step of one lane's job; a no-op once it has drawn ``max_samples`` samples.
 
-    The step's key is ``fold_in(stream, n)``, computed by `fold_in_step`. A budgeted algorithm
-    (per-episode draws) gets the stream itself and keeps to the budget on its own.
+    The step's key is ``fold_in(stream, n)``, computed by `fold_in_step`: a typed key, or with
+    ``raw_key`` its uint32 words (the same bits; the fused kernel's form, as its Triton
+    backend has no key types). A budgeted algorithm (per-episode draws) gets the stream itself
+    and keeps to the budget on its own.
     """
     if isinstance(alg, Budgeted):
         stream = jax.random.wrap_key_data(lane.stream, impl="threefry2x32")
         budgeted = alg.budgeted_step(stream, lane.state, lane.instance, lane.params, max_samples)
         return lane._replace(state=budgeted)
-    key = jax.random.wrap_key_data(fold_in_step(lane.stream, lane.state.n), impl="threefry2x32")
+    key = fold_in_step(lane.stream, lane.state.n)
+    if not raw_key:
+        key = jax.random.wrap_key_data(key, impl="threefry2x32")
     stepped = alg.step(key, lane.state, lane.instance, lane.params)
     return lane._replace(state=tree_where(lane.state.n < max_samples, stepped, lane.state))
+
+
+def block_step(alg: Algorithm, lanes: Lanes, max_samples: jax.Array) -> Lanes:
+    """`step_lane` of every lane, each with its own budget ``max_samples`` ``(L,)``, the key
+    words raw: the iteration of the fused kernel (`jaxbai.engine._fused.BlockStep`)."""
+    return jax.vmap(partial(step_lane, alg, raw_key=True))(max_samples, lanes)
 
 
 def _lanes_minor(lanes: Lanes) -> Lanes:
@@ -224,11 +236,22 @@ def _lanes_step(alg: Algorithm, max_samples: jax.Array, layout: Callable[[Lanes]
 
 
 def _advance_device(
-    alg: Algorithm, num_arms, refill_every, lanes_minor, max_samples, seed, iterations, table, carry
+    alg: Algorithm,
+    num_arms,
+    refill_every,
+    platform,
+    kernel,
+    max_samples,
+    seed,
+    iterations,
+    table,
+    carry,
 ):
     """Run up to ``iterations`` steps of one device's lane pool (inside `shard_map`).
 
-    With ``lanes_minor`` (static; CPU) the steps keep the lanes innermost (`_lanes_minor`).
+    Between refills: ``refill_every`` iterations of the XLA lane step, which on a CPU keep the
+    lanes innermost (`_lanes_minor`), or with ``kernel="fused"`` one `fused_steps` call
+    (interpret mode on a CPU).
     """
     table = table._replace(count=table.count[0])
     lanes, outcome, next_job = carry
@@ -244,9 +267,13 @@ def _advance_device(
         lanes, outcome, next_job = refill(
             alg, num_arms, max_samples, seed, table, lanes, outcome, next_job
         )
-        layout = _lanes_minor if lanes_minor else lambda ln: ln
-        step = _lanes_step(alg, max_samples, layout)
-        lanes = jax.lax.fori_loop(0, refill_every, lambda _, ln: step(ln), lanes)
+        if kernel == "fused":
+            step = partial(block_step, alg)
+            lanes = fused_steps(step, max_samples, refill_every, lanes, platform == "cpu")
+        else:
+            layout = _lanes_minor if platform == "cpu" else lambda ln: ln
+            step = _lanes_step(alg, max_samples, layout)
+            lanes = jax.lax.fori_loop(0, refill_every, lambda _, ln: step(ln), lanes)
         return it + refill_every, lanes, outcome, next_job
 
     it, lanes, outcome, next_job = jax.lax.while_loop(
@@ -255,20 +282,38 @@ def _advance_device(
     return (lanes, outcome, next_job[None]), it[None]
 
 
-@partial(jax.jit, static_argnames=("alg", "num_arms", "refill_every", "mesh"))
+@partial(jax.jit, static_argnames=("alg", "num_arms", "refill_every", "mesh", "kernel"))
 def advance(
-    alg: Algorithm, num_arms, refill_every, mesh: Mesh, max_samples, seed, iterations, table, carry
+    alg: Algorithm,
+    num_arms,
+    refill_every,
+    mesh: Mesh,
+    max_samples,
+    seed,
+    iterations,
+    table,
+    carry,
+    kernel: str = "xla",
 ):
     """One chunk: up to ``iterations`` steps of every device's lane pool.
 
     Returns the new carry (lanes, outcome, next job per device) and the steps each device ran.
-    Only ``alg``, ``num_arms``, ``refill_every`` and ``mesh`` are static: new ε, δ, seeds or
-    budgets reuse the compiled program.
+    Only ``alg``, ``num_arms``, ``refill_every``, ``mesh`` and ``kernel`` (``"xla"`` or
+    ``"fused"``, `jaxbai.engine._fused`) are static: new ε, δ, seeds or budgets reuse the
+    compiled program.
     """
     spec = PartitionSpec("d")
-    lanes_minor = mesh.devices.flat[0].platform == "cpu"
+    platform = mesh.devices.flat[0].platform
     fn = partial(
-        _advance_device, alg, num_arms, refill_every, lanes_minor, max_samples, seed, iterations
+        _advance_device,
+        alg,
+        num_arms,
+        refill_every,
+        platform,
+        kernel,
+        max_samples,
+        seed,
+        iterations,
     )
     return jax.shard_map(
         fn, mesh=mesh, in_specs=(spec, spec), out_specs=(spec, spec), check_vma=False

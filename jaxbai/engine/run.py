@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import time
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -31,8 +32,12 @@ from jaxbai.engine._checkpoint import (
     shard_path,
     write_checkpoint,
 )
+from jaxbai.engine._fused import BLOCK_LANES, check_kernel, resolve_kernel, unsupported
 from jaxbai.engine._lanes import (
+    Lanes,
+    Table,
     advance,
+    block_step,
     collect,
     device_tables,
     initial_carry,
@@ -45,6 +50,7 @@ from jaxbai.engine.jobs import Jobs
 __all__ = [
     "GridResult",
     "default_lanes",
+    "fused_unsupported",
     "run_grid",
     "run_vmap",
     "select_devices",
@@ -72,6 +78,7 @@ class GridResult(NamedTuple):
         wall_time: seconds spent in this call.
         shared_deltas: whether the δ of each (instance, ε, run) shared one trajectory
             (only where the algorithm allows it, `with_shared_deltas`).
+        kernel: the lane program that ran, ``"xla"`` or ``"fused"`` (`run_grid`'s ``kernel``).
     """
 
     tau: np.ndarray
@@ -85,6 +92,7 @@ class GridResult(NamedTuple):
     samples: int
     wall_time: float
     shared_deltas: bool = False
+    kernel: str = "xla"
 
     @property
     def efficiency(self) -> float:
@@ -244,6 +252,7 @@ def run_grid(
     chunk_steps: int = 1 << 15,
     device: str | None = None,
     share_deltas: bool = False,
+    kernel: str = "auto",
     checkpoint: str | None = None,
     resume: bool = False,
     checkpoint_every: float = 30.0,
@@ -269,6 +278,11 @@ def run_grid(
         share_deltas: one trajectory per (instance, ε, run), tested against each of its δ,
             where the algorithm allows it (`with_shared_deltas`; the same law of each δ's
             (τ, â, C) as a trajectory per job, other numbers, docs/semantics.md §31).
+        kernel: the lane program, one of `jaxbai.engine.KERNELS`: ``"xla"``, ``"fused"`` (a
+            Pallas kernel that runs ``refill_every`` steps of a block of lanes per launch,
+            interpreted on a CPU; the same numbers, docs/semantics.md §32) or ``"auto"``
+            (``"xla"``). ValueError, before the lane program compiles, for what the fused
+            kernel does not cover (`jaxbai.engine.fused_unsupported`).
         checkpoint: path of the checkpoint file (None: no checkpoint).
         resume: continue from ``checkpoint`` (finished jobs are kept, others rerun exactly).
         checkpoint_every: seconds between checkpoint writes (one is always written at the end).
@@ -298,6 +312,7 @@ def run_grid(
     """
     best = _check_grid(alg, jobs, max_samples)
     alg = with_shared_deltas(with_draws(alg, jobs.instance, draws), jobs, share_deltas)
+    kernel = resolve_kernel(kernel)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ValueError(f"seed must be an integer, got {seed!r}")
     for name, value in (
@@ -342,6 +357,7 @@ def run_grid(
             progress,
             max_chunks,
             shrink_after,
+            kernel,
         )
         lane_steps = _run_pending(alg, jobs, mine, results, team, settings)
     if team.size > 1:
@@ -349,7 +365,41 @@ def run_grid(
     if checkpoint:
         write_checkpoint(checkpoint, fingerprint, results)
     samples = _samples(units, results)
-    return _grid_result(results, best, jobs, max_samples, lane_steps, samples, start, alg)
+    result = _grid_result(results, best, jobs, max_samples, lane_steps, samples, start, alg)
+    return result._replace(kernel=kernel)
+
+
+def _pool_shapes(alg: Algorithm, num_arms: int, table: Table, lanes: int) -> Lanes:
+    """The shapes of a device's pool of ``lanes`` lanes over ``table`` (nothing is computed)."""
+    return jax.eval_shape(lambda t: initial_carry(alg, num_arms, 0, t, lanes, 1)[0], table)
+
+
+def fused_unsupported(
+    alg: Algorithm,
+    jobs: Jobs,
+    *,
+    platform: str = "gpu",
+    lanes_per_device: int = BLOCK_LANES,
+    draws: str = "auto",
+    share_deltas: bool = False,
+) -> str | None:
+    """Why ``run_grid(alg, jobs, kernel="fused", …)`` on ``platform`` would be refused, or None
+    if the fused kernel runs it (docs/semantics.md §32); the arguments are `run_grid`'s.
+
+    Example:
+        >>> import jaxbai
+        >>> from jaxbai.engine import grid_jobs
+        >>> jobs = grid_jobs(jaxbai.bernoulli([0.9, 0.7, 0.5, 0.3]), [1.0], runs=1)
+        >>> fused_unsupported(jaxbai.adap_tt(), jobs, draws="per_sample") is None
+        True
+        >>> "per-episode draws" in fused_unsupported(jaxbai.adap_tt(), jobs, draws="per_episode")
+        True
+    """
+    alg = with_shared_deltas(with_draws(alg, jobs.instance, draws), jobs, share_deltas)
+    num_arms = int(np.asarray(jobs.instance.means).shape[-1])
+    table, _ = device_tables(jobs, _units(alg, jobs, np.arange(len(jobs))), 1)
+    pool = _pool_shapes(alg, num_arms, table, lanes_per_device)
+    return unsupported(alg, partial(block_step, alg), pool, platform)
 
 
 def _my_units(team: _distributed.Team, alg: Algorithm, jobs: Jobs, units: np.ndarray):
@@ -403,6 +453,7 @@ class _Settings(NamedTuple):
     progress: bool
     max_chunks: int | None
     shrink_after: float
+    kernel: str
 
 
 def _run_pending(
@@ -421,6 +472,9 @@ def _run_pending(
     num_arms = int(np.asarray(jobs.instance.means).shape[-1])
     table, order = device_tables(jobs, pending, num_devices)
     sharding = jax.sharding.NamedSharding(mesh, PartitionSpec("d"))
+    if settings.kernel == "fused":
+        pool = _pool_shapes(alg, num_arms, table, lanes_per_device)
+        check_kernel(alg, partial(block_step, alg), pool, team.devices[0].platform)
     table = jax.device_put(table, sharding)
     carry = jax.device_put(
         initial_carry(alg, num_arms, settings.seed, table, lanes_per_device, num_devices), sharding
@@ -444,6 +498,7 @@ def _run_pending(
             jnp.int32(chunk_steps),
             table,
             carry,
+            settings.kernel,
         )
         lane_steps += int(np.sum(jax.device_get(iterations))) * lanes_per_device * per_step
         chunks += 1

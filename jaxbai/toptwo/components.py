@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxbai import costs, thresholds
-from jaxbai._arrays import one_hot, pick
+from jaxbai._arrays import every, one_hot, pick
 from jaxbai.base import PerArm, Scalar
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
@@ -324,8 +324,7 @@ def glr_pairs_passed(
     cost, threshold = glr_pair(
         alg, mu_a, state.means, w_a, state.local_counts, state.n, num_arms, params
     )
-    # jnp.all as a minimum: Pallas' Triton lowering has no reduce_and.
-    return jnp.min(((cost >= threshold) | is_tested).astype(jnp.int32)) > 0
+    return every((cost >= threshold) | is_tested)
 
 
 def glr_stopping(alg: Any, state: TopTwoState, params: TopTwoParams) -> tuple[jax.Array, jax.Array]:

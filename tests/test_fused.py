@@ -1,0 +1,134 @@
+"""The fused lane kernel (``kernel="fused"``, docs/semantics.md §32).
+
+On this CPU the kernel runs in Pallas' interpret mode, the same kernel body executed by XLA:
+its results must equal the XLA lane program's, job for job. Its GPU form is checked by
+lowering it for CUDA with the Triton backend (no GPU needed), and the registry's coverage
+declaration (`AlgorithmEntry.fused_refusal`) by that lowering too.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxbai
+from jaxbai import engine
+from jaxbai.engine import _fused, _lanes
+
+NAMES = tuple(jaxbai.ALGORITHMS)
+ARMS = (2, 3, 5, 8, 13)
+"""Each algorithm's equality check runs at one of these K, in turn (a compile each)."""
+
+
+def instance(num_arms: int) -> jaxbai.Instance:
+    """A best arm well ahead of the others, so that some jobs stop and some are censored."""
+    return jaxbai.bernoulli(np.r_[0.9, np.linspace(0.45, 0.1, num_arms - 1)])
+
+
+def pool(name: str, num_arms: int, lanes: int) -> tuple[_lanes.Lanes, partial]:
+    """A loaded lane pool of ``name`` (per-sample draws) and its block step."""
+    alg = engine.with_draws(jaxbai.ALGORITHMS[name](), instance(num_arms), "per_sample")
+    jobs = engine.grid_jobs(instance(num_arms), [1.0], 0.01, lanes)
+    table, _ = _lanes.device_tables(jobs, np.arange(len(jobs)), 1)
+    loaded = jax.vmap(lambda j: _lanes.load_job(alg, num_arms, jnp.int32(0), table, j))(
+        jnp.arange(lanes)
+    )
+    return _lanes.Lanes(jnp.arange(lanes, dtype=jnp.int32), *loaded), partial(
+        _lanes.block_step, alg
+    )
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", NAMES)
+def test_fused_grid_equals_xla_grid_or_is_refused(name: str) -> None:
+    """Every job's (τ, â, rounds, N, censored) are those of the XLA program, with refill
+    (8 lanes for 24 jobs) and tail compaction active and censored jobs among them; an
+    algorithm the kernel does not cover is refused, with its reason, before it runs.
+    ``kernel="auto"`` is the XLA program."""
+    num_arms = ARMS[NAMES.index(name) % len(ARMS)]
+    jobs = engine.grid_jobs(instance(num_arms), [1.0, 10.0], [0.1, 0.01], 6)
+    alg = jaxbai.ALGORITHMS[name]()
+    options = dict(seed=3, draws="per_sample", lanes_per_device=8, chunk_steps=64)
+    reason = engine.fused_unsupported(
+        alg, jobs, platform="cpu", lanes_per_device=8, draws="per_sample"
+    )
+    if reason is not None:
+        with pytest.raises(ValueError, match="kernel='fused' cannot run"):
+            engine.run_grid(alg, jobs, kernel="fused", **options)
+        return
+    # The same compiled program at a budget that censors about half of the jobs.
+    uncut = engine.run_grid(alg, jobs, kernel="xla", max_samples=10**6, **options)
+    options.update(max_samples=int(np.median(uncut.tau)), shrink_after=0.0)
+    xla = engine.run_grid(alg, jobs, kernel="auto", **options)
+    fused = engine.run_grid(alg, jobs, kernel="fused", **options)
+    assert (xla.kernel, fused.kernel) == ("xla", "fused")
+    assert 0 < xla.censored.sum() < len(jobs), "the grid must mix stopped and censored jobs"
+    for field in ("tau", "recommendation", "rounds", "counts", "censored"):
+        np.testing.assert_array_equal(getattr(fused, field), getattr(xla, field), err_msg=field)
+    assert fused.lane_steps == xla.lane_steps
+
+
+def test_blocks_of_lanes_equal_the_xla_loop() -> None:
+    """Several programs of 4 lanes, each stopping early once its lanes are done: every leaf
+    of the pool equals the XLA loop's after as many steps."""
+    lanes, step = pool("adap_tt", 4, 16)
+    limit = jnp.int32(300)
+    xla_step = _lanes._lanes_step(step.args[0], limit, lambda ln: ln)
+    xla = jax.jit(lambda p: jax.lax.fori_loop(0, 400, lambda _, ln: xla_step(ln), p))(lanes)
+    fused = jax.jit(lambda p: _fused.fused_steps(step, limit, 400, p, True, block=4))(lanes)
+    assert bool(jnp.all(xla.state.stopped | (xla.state.n >= 300)))
+    for a, b in zip(jax.tree_util.tree_leaves(xla), jax.tree_util.tree_leaves(fused), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def lowers_for_cuda(name: str, num_arms: int) -> bool:
+    """Whether the fused kernel of ``name`` lowers for CUDA with the Triton backend."""
+    lanes, step = pool(name, num_arms, 16)
+    kernel = jax.jit(lambda p: _fused.fused_steps(step, jnp.int32(10**6), 16, p, False))
+    triton = jax.export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")
+    try:
+        jax.export.export(kernel, platforms=["cuda"], disabled_checks=[triton])(lanes)
+    except (NotImplementedError, ValueError, TypeError, jax.errors.JAXTypeError):
+        return False
+    return True
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", NAMES)
+def test_registry_coverage_is_what_lowers_for_cuda(name: str) -> None:
+    """An algorithm the registry declares covered lowers for CUDA (Triton) at K = 2, 4 and 8
+    arms; one it refuses does not lower (so the refusal is not a stale declaration)."""
+    refusal = jaxbai.ALGORITHMS[name].fused_refusal
+    if refusal is None:
+        assert all(lowers_for_cuda(name, k) for k in (2, 4, 8))
+    else:
+        assert not lowers_for_cuda(name, 4), f"{name} lowers, yet is refused: {refusal}"
+
+
+def test_lowered_primitives_have_triton_rules() -> None:
+    """Each primitive the kernel admits has a lowering rule in Pallas' Triton backend."""
+    lowering = pytest.importorskip("jax._src.pallas.triton.lowering")
+    rules = {str(p) for p in lowering.triton_lowering_rules}
+    assert _fused.LOWERED_PRIMITIVES <= rules, sorted(_fused.LOWERED_PRIMITIVES - rules)
+
+
+def test_refusals_name_their_reason() -> None:
+    jobs5 = engine.grid_jobs(instance(5), [1.0], [0.1, 0.01], 2)
+    ttucb, adap = jaxbai.ttucb(), jaxbai.adap_tt()
+    assert engine.fused_unsupported(ttucb, jobs5, platform="cpu") is None
+    assert "powers of two" in engine.fused_unsupported(ttucb, jobs5, platform="gpu")
+    jobs4 = engine.grid_jobs(instance(4), [1.0], 0.01, 2)
+    assert engine.fused_unsupported(ttucb, jobs4, platform="gpu") is None
+    assert "pool of 12 lanes" in engine.fused_unsupported(
+        ttucb, jobs4, platform="gpu", lanes_per_device=12
+    )
+    assert "per-episode" in engine.fused_unsupported(adap, jobs4, draws="per_episode")
+    assert "reduce_and" in engine.fused_unsupported(ttucb, jobs5, share_deltas=True)
+    with pytest.raises(ValueError, match="per-episode"):  # draws="auto" is per episode here
+        engine.run_grid(adap, jobs4, kernel="fused")
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        engine.run_grid(ttucb, jobs4, kernel="pallas")
