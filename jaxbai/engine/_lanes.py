@@ -167,29 +167,35 @@ def tree_where_lanes(mask: jax.Array, on_true: Any, on_false: Any) -> Any:
     return jax.tree_util.tree_map(select, on_true, on_false)
 
 
-def step_lane(alg: Algorithm, max_samples: jax.Array, lane: Lanes, raw_key: bool = False) -> Lanes:
+def step_lane(
+    alg: Algorithm, max_samples: jax.Array, lane: Lanes, key: jax.Array | None = None
+) -> Lanes:
     """One step of one lane's job; a no-op once it has drawn ``max_samples`` samples.
 
-    The step's key is ``fold_in(stream, n)``, computed by `fold_in_step`: a typed key, or with
-    ``raw_key`` its uint32 words (the same bits; the fused kernel's form, as its Triton
-    backend has no key types). A budgeted algorithm (per-episode draws) gets the stream itself
-    and keeps to the budget on its own.
+    The step's key is ``fold_in(stream, n)``: computed here by `fold_in_step` (a typed key) if
+    ``key`` is None, else ``key`` holds its uint32 words (`block_step`). A budgeted algorithm
+    (per-episode draws) gets the stream itself and keeps to the budget on its own.
     """
     if isinstance(alg, Budgeted):
         stream = jax.random.wrap_key_data(lane.stream, impl="threefry2x32")
         budgeted = alg.budgeted_step(stream, lane.state, lane.instance, lane.params, max_samples)
         return lane._replace(state=budgeted)
-    key = fold_in_step(lane.stream, lane.state.n)
-    if not raw_key:
-        key = jax.random.wrap_key_data(key, impl="threefry2x32")
+    if key is None:
+        data = fold_in_step(lane.stream, lane.state.n)
+        key = jax.random.wrap_key_data(data, impl="threefry2x32")
     stepped = alg.step(key, lane.state, lane.instance, lane.params)
     return lane._replace(state=tree_where(lane.state.n < max_samples, stepped, lane.state))
 
 
 def block_step(alg: Algorithm, lanes: Lanes, max_samples: jax.Array) -> Lanes:
-    """`step_lane` of every lane, each with its own budget ``max_samples`` ``(L,)``, the key
-    words raw: the iteration of the fused kernel (`jaxbai.engine._fused.BlockStep`)."""
-    return jax.vmap(partial(step_lane, alg, raw_key=True))(max_samples, lanes)
+    """`step_lane` of every lane, each with its own budget ``max_samples`` ``(L,)``: the
+    iteration of the fused kernel (`jaxbai.engine._fused.BlockStep`).
+
+    The keys are uint32 words (Triton has no key types), hashed for the whole pool at once so
+    that their two words stack on the last axis (a vmapped stack stacks on the first, which
+    Triton cannot lower; a stack on the last measured 3-4 times slower in the XLA step)."""
+    keys = fold_in_step(lanes.stream, lanes.state.n)
+    return jax.vmap(partial(step_lane, alg))(max_samples, lanes, keys)
 
 
 def _lanes_minor(lanes: Lanes) -> Lanes:

@@ -90,8 +90,7 @@ def fold_in_step(stream: jax.Array, n: ArrayLike) -> jax.Array:
             x1 = ((x1 << jnp.uint32(r)) | (x1 >> jnp.uint32(32 - r))) ^ x0
         x0 = x0 + schedule[(block + 1) % 3]
         x1 = x1 + schedule[(block + 2) % 3] + jnp.uint32(block + 1)
-    # Not jnp.stack: vmapped, it stacks on the leading axis, which Triton cannot lower.
-    return jnp.concatenate([x0[..., None], x1[..., None]], axis=-1)
+    return jnp.stack([x0, x1], axis=-1)
 
 
 def grid_jobs(
