@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# W1–W3 and the paper preset's cost plan on a CUDA GPU, in one command:
+# W1–W3 with both lane programs, their per-step cost, the paper grid's tail and the paper
+# preset's cost plan on a CUDA GPU, in one command (about 10 minutes):
 #
 #   bash experiments/gpu.sh [OUT]          # OUT defaults to results/gpu
 #
 # Needs jaxbai with a CUDA build of JAX and numba for the W1 baseline, e.g.
 #   pip install -e ".[bench]" "jax[cuda12]"
-# Writes OUT/nvidia-smi.txt, OUT/bench.json and OUT/bench.md (W1–W3, `python -m
-# experiments.bench --device gpu`) and OUT/plan.txt (`python -m experiments.sweep --preset
-# paper --device gpu --plan`: predicted samples and wall time of the paper's grid on this GPU).
-# Nothing else runs; the paper grid itself is `python -m experiments.sweep --preset paper
-# --device gpu`.
+# Writes OUT/nvidia-smi.txt; OUT/bench.{json,md} and OUT/bench_fused.{json,md} (W1–W3, `python
+# -m experiments.bench --device gpu --kernel xla|fused`; a grid the fused kernel refuses is
+# reported with its reason); OUT/kernels.{json,md} (`python -m experiments.bench.kernels`: µs
+# per step of each lane program at 128 and 32 768 lanes, and the tail, 64 runs of CTB-TT at
+# ε = 0.1 on mu1, in steps per second per lane); and OUT/plan.txt (`python -m
+# experiments.sweep --preset paper --device gpu --plan`: predicted samples and wall time of
+# the paper's grid on this GPU). Nothing else runs; the paper grid itself is `python -m
+# experiments.sweep --preset paper --device gpu`.
 set -euo pipefail
 out="${1:-results/gpu}"
 mkdir -p "$out"
@@ -21,5 +25,8 @@ if not gpus:
 print("JAX", jax.__version__, "on", ", ".join(sorted({d.device_kind for d in gpus})))
 '
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/nvidia-smi.txt"
-python -m experiments.bench --device gpu --out "$out/bench.json" | tee "$out/bench.md"
+python -m experiments.bench --device gpu --kernel xla --out "$out/bench.json" | tee "$out/bench.md"
+python -m experiments.bench --device gpu --kernel fused --out "$out/bench_fused.json" \
+    | tee "$out/bench_fused.md"
+python -m experiments.bench.kernels --device gpu --out "$out/kernels.json" | tee "$out/kernels.md"
 python -m experiments.sweep --preset paper --device gpu --plan | tee "$out/plan.txt"

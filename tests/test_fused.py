@@ -132,3 +132,17 @@ def test_refusals_name_their_reason() -> None:
         engine.run_grid(adap, jobs4, kernel="fused")
     with pytest.raises(ValueError, match="kernel must be one of"):
         engine.run_grid(ttucb, jobs4, kernel="pallas")
+
+
+@pytest.mark.integration
+def test_kernel_benchmark_measures_both_programs() -> None:
+    """`experiments.bench.kernels` (a smoke test at 128 lanes): both lane programs move every
+    lane by every step, and a refusal reaches the table with its reason."""
+    from experiments.bench import kernels
+
+    costs = {k: kernels.launch_cost(k, 128, 4, "cpu") for k in ("xla", "fused")}
+    for cost in costs.values():
+        assert cost["lane_steps_per_s"] * cost["us_per_step"] * 1e-6 == pytest.approx(128)
+    refused = {"fused": {"refused": "ttucb: an array of shape (5,) per lane"}}
+    table = kernels.markdown({"measurements": {"tail": {"xla": costs["xla"], **refused}}})
+    assert "refused: ttucb: an array of shape (5,)" in table

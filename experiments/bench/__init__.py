@@ -25,8 +25,10 @@ compare the ratios, measured in the same process, rather than absolute rates. Co
 excluded (each program is warmed up on a small grid).
 
 ``--kernel fused`` runs W1–W3 with the fused lane kernel (`jaxbai.engine.KERNELS`; on a CPU in
-Pallas' interpret mode, a check that it runs rather than a speed); W4 and W5 always run the
-XLA program, the only one that covers per-episode draws and shared δ.
+Pallas' interpret mode, a check that it runs rather than a speed; a grid it refuses is reported
+with the reason) and skips W4 and W5, whose per-episode draws and shared δ only the XLA program
+runs. `experiments.bench.kernels` measures both lane programs' cost per step and the paper
+grid's tail.
 
 Usage:
     python -m experiments.bench [--device cpu|gpu] [--out bench.json] [--quick]
@@ -74,9 +76,18 @@ def engine_rate(
     The first run compiles every program the grid needs, the tail's smaller lane pools
     (`jaxbai.engine` compacts them as jobs finish) included; its wall time is
     ``first_wall_s``. Timing after a one-chunk warm-up instead would count the tail pools'
-    compilation, which dominates a grid of a few seconds.
+    compilation, which dominates a grid of a few seconds. With ``kernel="fused"``, a grid the
+    fused kernel refuses gives ``{"refused": reason}`` (`jaxbai.engine.fused_unsupported`).
     """
     from jaxbai import engine
+
+    if kernel == "fused":
+        platform = engine.select_devices(device)[0].platform
+        reason = engine.fused_unsupported(
+            alg, jobs, platform=platform, draws=draws, share_deltas=share_deltas
+        )
+        if reason is not None:
+            return {"refused": reason}
 
     options = {"device": device, "draws": draws, "share_deltas": share_deltas, "kernel": kernel}
     _, first = _timed(lambda: engine.run_grid(alg, jobs, seed=0, **options))
@@ -160,6 +171,8 @@ def w1(device: str, runs: int, python_runs: int, kernel: str = "auto") -> dict[s
     out["python"] = python_rate(means, python_runs, delta)
     out["numba"] = numba_rate(means, runs, delta)
     out["numba_lanes"] = numba_lanes_rate(means, runs, delta)
+    if "refused" in out["engine"]:
+        return out
     eng = out["engine"]["samples_per_s"]
     out["engine_over_python"] = eng / out["python"]["samples_per_s"]
     if out["numba"]:
@@ -182,6 +195,8 @@ def w2(device: str, runs: int, kernel: str = "auto") -> dict[str, Any]:
     out: dict[str, Any] = {
         "engine": engine_rate(alg, jobs, device, draws="per_sample", kernel=kernel)
     }
+    if "refused" in out["engine"]:
+        return out
     # compiles the same program (budget is traced)
     engine.run_vmap(alg, jobs, max_samples=64, draws="per_sample")
     plain, wall = _timed(lambda: engine.run_vmap(alg, jobs, draws="per_sample"))
@@ -253,6 +268,11 @@ def w5(device: str, runs: int) -> dict[str, Any]:
     return out
 
 
+def _cell(value: Any) -> str:
+    """A table cell: a number to 4 significant digits, a text (a refusal) as it is."""
+    return f"{value:.4g}" if isinstance(value, (int, float)) else str(value).replace("|", "/")
+
+
 def table(report: dict[str, Any]) -> str:
     """A Markdown table of the headline figures."""
     rows = ["| workload | figure | value |", "| --- | --- | --- |"]
@@ -262,9 +282,9 @@ def table(report: dict[str, Any]) -> str:
         for key, value in section.items():
             if isinstance(value, dict):
                 for sub, number in value.items():
-                    rows.append(f"| {name} | {key}.{sub} | {number:.4g} |")
-            elif isinstance(value, (int, float)):
-                rows.append(f"| {name} | {key} | {value:.4g} |")
+                    rows.append(f"| {name} | {key}.{sub} | {_cell(number)} |")
+            elif isinstance(value, (int, float, str)):
+                rows.append(f"| {name} | {key} | {_cell(value)} |")
     return "\n".join(rows)
 
 
@@ -282,8 +302,9 @@ def main(argv: list[str] | None = None) -> int:
         "--kernel",
         choices=KERNELS,
         default="auto",
-        help="the engine's lane program in W1-W3 (W4 and W5 use per-episode draws and shared "
-        "δ, which only the XLA program runs); fused is interpreted on a CPU (default auto)",
+        help="the engine's lane program in W1-W3; with fused, W4 and W5 (per-episode draws "
+        "and shared δ, which only the XLA program runs) are skipped, and the kernel is "
+        "interpreted on a CPU (default auto)",
     )
     parser.add_argument(
         "--trial", action="store_true", help="the trial load benchmark (experiments.bench.trial)"
@@ -312,9 +333,10 @@ def main(argv: list[str] | None = None) -> int:
         "kernel": args.kernel,
         "W1": w1(args.device, runs_w1, py_runs, args.kernel),
         "W2": w2(args.device, runs_w2, args.kernel),
-        "W4": w4(args.device, runs_w2),
-        "W5": w5(args.device, runs_w2 * 5),
     }
+    if args.kernel != "fused":  # per-episode draws and shared δ: the XLA program only
+        report["W4"] = w4(args.device, runs_w2)
+        report["W5"] = w5(args.device, runs_w2 * 5)
     if args.device == "gpu":
         report["W3"] = w1("gpu", 10**4 if args.quick else 10**5, 1, args.kernel)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
