@@ -18,6 +18,7 @@ import pytest
 import jaxbai
 from jaxbai import engine
 from jaxbai.engine import _fused, _lanes
+from jaxbai.engine import run as run_module
 
 NAMES = tuple(jaxbai.ALGORITHMS)
 ARMS = (2, 3, 5, 8, 13)
@@ -29,24 +30,26 @@ def instance(num_arms: int) -> jaxbai.Instance:
     return jaxbai.bernoulli(np.r_[0.9, np.linspace(0.45, 0.1, num_arms - 1)])
 
 
-def pool(name: str, num_arms: int, lanes: int) -> tuple[_lanes.Lanes, partial]:
-    """A loaded lane pool of ``name`` (per-sample draws) and its block step."""
-    alg = engine.with_draws(jaxbai.ALGORITHMS[name](), instance(num_arms), "per_sample")
-    jobs = engine.grid_jobs(instance(num_arms), [1.0], 0.01, lanes)
+def per_sample(name: str) -> jaxbai.Algorithm:
+    return engine.with_draws(jaxbai.ALGORITHMS[name](), instance(2), "per_sample")
+
+
+def pool(alg: jaxbai.Algorithm, jobs: engine.Jobs, num_arms: int) -> tuple[_lanes.Lanes, partial]:
+    """A pool of ``alg`` loaded with ``jobs`` (a lane each), and its block step."""
     table, _ = _lanes.device_tables(jobs, np.arange(len(jobs)), 1)
     loaded = jax.vmap(lambda j: _lanes.load_job(alg, num_arms, jnp.int32(0), table, j))(
-        jnp.arange(lanes)
+        jnp.arange(len(jobs))
     )
-    return _lanes.Lanes(jnp.arange(lanes, dtype=jnp.int32), *loaded), partial(
-        _lanes.block_step, alg
-    )
+    lanes = _lanes.Lanes(jnp.arange(len(jobs), dtype=jnp.int32), *loaded)
+    return lanes, partial(_lanes.block_step, alg)
 
 
 @pytest.mark.integration
 @pytest.mark.parametrize("name", NAMES)
 def test_fused_grid_equals_xla_grid_or_is_refused(name: str) -> None:
     """Every job's (τ, â, rounds, N, censored) are those of the XLA program, with refill
-    (8 lanes for 24 jobs) and tail compaction active and censored jobs among them; an
+    (8 lanes for 24 jobs) and tail compaction active and censored jobs among them, and the
+    arms padded to a power of two where K is not one (3 → 4, 5 → 8, 13 → 16); an
     algorithm the kernel does not cover is refused, with its reason, before it runs.
     ``kernel="auto"`` is the XLA program."""
     num_arms = ARMS[NAMES.index(name) % len(ARMS)]
@@ -75,7 +78,8 @@ def test_fused_grid_equals_xla_grid_or_is_refused(name: str) -> None:
 def test_blocks_of_lanes_equal_the_xla_loop() -> None:
     """Several programs of 4 lanes, each stopping early once its lanes are done: every leaf
     of the pool equals the XLA loop's after as many steps."""
-    lanes, step = pool("adap_tt", 4, 16)
+    jobs = engine.grid_jobs(instance(4), [1.0], 0.01, 16)
+    lanes, step = pool(per_sample("adap_tt"), jobs, 4)
     limit = jnp.int32(300)
     xla_step = _lanes._lanes_step(step.args[0], limit, lambda ln: ln)
     xla = jax.jit(lambda p: jax.lax.fori_loop(0, 400, lambda _, ln: xla_step(ln), p))(lanes)
@@ -85,9 +89,9 @@ def test_blocks_of_lanes_equal_the_xla_loop() -> None:
         np.testing.assert_array_equal(a, b)
 
 
-def lowers_for_cuda(name: str, num_arms: int) -> bool:
-    """Whether the fused kernel of ``name`` lowers for CUDA with the Triton backend."""
-    lanes, step = pool(name, num_arms, 16)
+def lowers_for_cuda(alg: jaxbai.Algorithm, jobs: engine.Jobs, num_arms: int) -> bool:
+    """Whether the fused kernel of ``alg`` on ``jobs`` lowers for CUDA (Triton backend)."""
+    lanes, step = pool(alg, jobs, num_arms)
     kernel = jax.jit(lambda p: _fused.fused_steps(step, jnp.int32(10**6), 16, p, False))
     triton = jax.export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")
     try:
@@ -100,13 +104,19 @@ def lowers_for_cuda(name: str, num_arms: int) -> bool:
 @pytest.mark.integration
 @pytest.mark.parametrize("name", NAMES)
 def test_registry_coverage_is_what_lowers_for_cuda(name: str) -> None:
-    """An algorithm the registry declares covered lowers for CUDA (Triton) at K = 2, 4 and 8
-    arms; one it refuses does not lower (so the refusal is not a stale declaration)."""
+    """What the fused kernel accepts for a GPU lowers for CUDA (Triton), the arms padded to a
+    power of two where K is not one (K = 5 → 8, 13 → 16); what the registry refuses
+    (`AlgorithmEntry.fused_refusal`, at K = 4) does not lower, so no refusal is stale."""
+    alg = per_sample(name)
+    for num_arms in (2, 4, 5, 13):
+        jobs = engine.grid_jobs(instance(num_arms), [1.0], 0.01, 16)
+        fused = run_module._fused_grid(alg, jobs, np.arange(16), "gpu", 16)
+        if not isinstance(fused, str):
+            assert lowers_for_cuda(*fused), f"{name} at K = {num_arms} does not lower"
     refusal = jaxbai.ALGORITHMS[name].fused_refusal
-    if refusal is None:
-        assert all(lowers_for_cuda(name, k) for k in (2, 4, 8))
-    else:
-        assert not lowers_for_cuda(name, 4), f"{name} lowers, yet is refused: {refusal}"
+    if refusal is not None:
+        jobs = engine.grid_jobs(instance(4), [1.0], 0.01, 16)
+        assert not lowers_for_cuda(alg, jobs, 4), f"{name} lowers, yet is refused: {refusal}"
 
 
 def test_lowered_primitives_have_triton_rules() -> None:
@@ -119,15 +129,19 @@ def test_lowered_primitives_have_triton_rules() -> None:
 def test_refusals_name_their_reason() -> None:
     jobs5 = engine.grid_jobs(instance(5), [1.0], [0.1, 0.01], 2)
     ttucb, adap = jaxbai.ttucb(), jaxbai.adap_tt()
-    assert engine.fused_unsupported(ttucb, jobs5, platform="cpu") is None
-    assert "powers of two" in engine.fused_unsupported(ttucb, jobs5, platform="gpu")
+    assert engine.fused_unsupported(ttucb, jobs5, platform="gpu") is None  # padded to 8
+    dpa_global = jaxbai.ALGORITHMS["ttucb_dpa_global"]()
+    assert "global episode" in engine.fused_unsupported(dpa_global, jobs5, draws="per_sample")
     jobs4 = engine.grid_jobs(instance(4), [1.0], 0.01, 2)
+    assert engine.fused_unsupported(dpa_global, jobs4, draws="per_sample") is None
     assert engine.fused_unsupported(ttucb, jobs4, platform="gpu") is None
     assert "pool of 12 lanes" in engine.fused_unsupported(
         ttucb, jobs4, platform="gpu", lanes_per_device=12
     )
     assert "per-episode" in engine.fused_unsupported(adap, jobs4, draws="per_episode")
-    assert "reduce_and" in engine.fused_unsupported(ttucb, jobs5, share_deltas=True)
+    jobs4x2 = engine.grid_jobs(instance(4), [1.0], [0.1, 0.01], 2)
+    assert "reduce_and" in engine.fused_unsupported(ttucb, jobs4x2, share_deltas=True)
+    assert "SharedDeltas" in engine.fused_unsupported(ttucb, jobs5, share_deltas=True)
     with pytest.raises(ValueError, match="per-episode"):  # draws="auto" is per episode here
         engine.run_grid(adap, jobs4, kernel="fused")
     with pytest.raises(ValueError, match="kernel must be one of"):

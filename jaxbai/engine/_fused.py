@@ -16,6 +16,7 @@ and shapes the kernel cannot run, and why, before anything compiles.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -26,14 +27,16 @@ from jax.experimental import pallas as pl
 
 from jaxbai._arrays import some
 from jaxbai.base import Algorithm, Budgeted
+from jaxbai.toptwo import TopTwo
 
 __all__ = [
     "BLOCK_LANES",
     "KERNELS",
     "LOWERED_PRIMITIVES",
     "BlockStep",
-    "check_kernel",
     "fused_steps",
+    "padded",
+    "padded_width",
     "primitives",
     "resolve_kernel",
     "unsupported",
@@ -74,6 +77,30 @@ def resolve_kernel(kernel: str) -> str:
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
     return "xla" if kernel == "auto" else kernel
+
+
+def padded_width(num_arms: int) -> int:
+    """The arrays' length for K arms in the fused kernel: the next power of two (Triton).
+
+    Example:
+        >>> [padded_width(k) for k in (2, 3, 5, 8, 13)]
+        [2, 4, 8, 8, 16]
+    """
+    return 1 << (num_arms - 1).bit_length()
+
+
+def padded(alg: Algorithm, num_arms: int) -> Algorithm | str:
+    """``alg`` on per-arm arrays of `padded_width` entries (a `TopTwo` with ``arms=K``), or
+    why it cannot be: only a Top Two algorithm masks padded arms, and not with one global
+    episode (its episode ends when every arm, padded ones included, has doubled)."""
+    if padded_width(num_arms) == num_arms:
+        return alg
+    if not isinstance(alg, TopTwo):
+        kind = type(alg).__name__
+        return f"{alg.name} ({kind}) on {num_arms} arms: only a TopTwo's arms can be padded"
+    if getattr(alg.estimator, "episodes", "per_arm") == "global":
+        return f"{alg.name} on {num_arms} arms: one global episode cannot mask padded arms"
+    return dataclasses.replace(alg, arms=num_arms)
 
 
 def primitives(jaxpr: jex.Jaxpr, found: set[str] | None = None) -> set[str]:
@@ -137,13 +164,6 @@ def unsupported(alg: Algorithm, step: BlockStep, lanes: Any, platform: str) -> s
                     "Triton needs powers of two, and arm padding is not implemented"
                 )
     return None
-
-
-def check_kernel(alg: Algorithm, step: BlockStep, lanes: Any, platform: str) -> None:
-    """ValueError if `unsupported` refuses ``alg``, naming the reason and the XLA fallback."""
-    reason = unsupported(alg, step, lanes, platform)
-    if reason is not None:
-        raise ValueError(f"kernel='fused' cannot run {reason}; use kernel='xla'")
 
 
 def _block_spec(block: int, x: jax.ShapeDtypeStruct) -> pl.BlockSpec:

@@ -423,6 +423,8 @@ def collect(outcome: Outcome, order: np.ndarray, results: dict[str, np.ndarray])
     index = slots[fresh]
     for name in ("tau", "stopped", "recommendation", "rounds", "counts"):
         value = np.asarray(getattr(host, name))
+        if name == "counts":  # the real arms (the fused kernel pads them)
+            value = value[..., : results["counts"].shape[-1]]
         per_job = value.shape[1 + order.ndim - 2 :]
         results[name][index] = value.reshape(slots.shape + per_job)[fresh]
     results["done"][index] = True

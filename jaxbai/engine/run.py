@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 import time
 from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -32,10 +32,8 @@ from jaxbai.engine._checkpoint import (
     shard_path,
     write_checkpoint,
 )
-from jaxbai.engine._fused import BLOCK_LANES, check_kernel, resolve_kernel, unsupported
+from jaxbai.engine._fused import BLOCK_LANES, padded, padded_width, resolve_kernel, unsupported
 from jaxbai.engine._lanes import (
-    Lanes,
-    Table,
     advance,
     block_step,
     collect,
@@ -369,9 +367,30 @@ def run_grid(
     return result._replace(kernel=kernel)
 
 
-def _pool_shapes(alg: Algorithm, num_arms: int, table: Table, lanes: int) -> Lanes:
-    """The shapes of a device's pool of ``lanes`` lanes over ``table`` (nothing is computed)."""
-    return jax.eval_shape(lambda t: initial_carry(alg, num_arms, 0, t, lanes, 1)[0], table)
+def _fused_grid(
+    alg: Algorithm, jobs: Jobs, units: np.ndarray, platform: str, lanes: int
+) -> tuple[Algorithm, Jobs, int] | str:
+    """``alg`` and ``jobs`` as the fused kernel runs them: the arms padded to a power of two
+    (`jaxbai.engine._fused.padded`; the instance's per-arm arrays with zeros), and their
+    number; or why the kernel cannot run them (`jaxbai.engine._fused.unsupported`; nothing
+    is computed, the program is only traced)."""
+    num_arms = int(np.asarray(jobs.instance.means).shape[-1])
+    wide, width = padded(alg, num_arms), padded_width(num_arms)
+    if isinstance(wide, str):
+        return wide
+
+    def pad(x: Any) -> Any:
+        x = np.asarray(x)
+        if x.ndim < 2 or x.shape[-1] != num_arms:
+            return x
+        return np.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, width - num_arms)])
+
+    # Not jobs._replace: a Jobs' len() is its number of jobs, which _replace checks.
+    jobs = Jobs(jax.tree_util.tree_map(pad, jobs.instance), jobs.epsilon, jobs.delta, jobs.run)
+    table, _ = device_tables(jobs, units[:1], 1)
+    pool = jax.eval_shape(lambda t: initial_carry(wide, width, 0, t, lanes, 1)[0], table)
+    reason = unsupported(wide, partial(block_step, wide), pool, platform)
+    return (wide, jobs, width) if reason is None else reason
 
 
 def fused_unsupported(
@@ -396,10 +415,9 @@ def fused_unsupported(
         True
     """
     alg = with_shared_deltas(with_draws(alg, jobs.instance, draws), jobs, share_deltas)
-    num_arms = int(np.asarray(jobs.instance.means).shape[-1])
-    table, _ = device_tables(jobs, _units(alg, jobs, np.arange(len(jobs))), 1)
-    pool = _pool_shapes(alg, num_arms, table, lanes_per_device)
-    return unsupported(alg, partial(block_step, alg), pool, platform)
+    units = _units(alg, jobs, np.arange(len(jobs)))
+    fused = _fused_grid(alg, jobs, units, platform, lanes_per_device)
+    return fused if isinstance(fused, str) else None
 
 
 def _my_units(team: _distributed.Team, alg: Algorithm, jobs: Jobs, units: np.ndarray):
@@ -470,11 +488,14 @@ def _run_pending(
     num_devices = len(team.devices)
     mesh = Mesh(np.array(team.devices), ("d",))
     num_arms = int(np.asarray(jobs.instance.means).shape[-1])
+    if settings.kernel == "fused":
+        platform = team.devices[0].platform
+        fused = _fused_grid(alg, jobs, pending, platform, lanes_per_device)
+        if isinstance(fused, str):
+            raise ValueError(f"kernel='fused' cannot run {fused}; use kernel='xla'")
+        alg, jobs, num_arms = fused
     table, order = device_tables(jobs, pending, num_devices)
     sharding = jax.sharding.NamedSharding(mesh, PartitionSpec("d"))
-    if settings.kernel == "fused":
-        pool = _pool_shapes(alg, num_arms, table, lanes_per_device)
-        check_kernel(alg, partial(block_step, alg), pool, team.devices[0].platform)
     table = jax.device_put(table, sharding)
     carry = jax.device_put(
         initial_carry(alg, num_arms, settings.seed, table, lanes_per_device, num_devices), sharding

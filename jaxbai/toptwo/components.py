@@ -290,7 +290,7 @@ def threshold_aware_challenger(
     over (docs/threshold-aware-challenger.md). c > 0 once every arm has a sample (δ < 1).
     """
     is_leader, mu_b, n_b = leader_side(state, leader)
-    num_arms = state.means.shape[0]
+    num_arms = alg.num_arms(state)
     w, c = glr_pair(alg, mu_b, state.means, n_b, state.counts, state.n, num_arms, params)
     ratio = jnp.where(is_leader, jnp.inf, w / c)
     return alg.argmax(-ratio, state)
@@ -318,13 +318,14 @@ def glr_pairs_passed(
 ) -> jax.Array:
     """Whether every pair (``tested``, b), b ≠ ``tested``, passes the GLR test (Eq. 2) at
     (μ̃, Ñ): W_{tested,b} ≥ c_{tested,b}, with the algorithm's cost and threshold."""
-    num_arms = state.counts.shape[0]
-    is_tested = one_hot(tested, num_arms)
+    is_tested = one_hot(tested, state.counts.shape[0])
     mu_a, w_a = pick(state.means, is_tested), pick(state.local_counts, is_tested)
+    num_arms = alg.num_arms(state)
     cost, threshold = glr_pair(
         alg, mu_a, state.means, w_a, state.local_counts, state.n, num_arms, params
     )
-    return every((cost >= threshold) | is_tested)
+    padded = jnp.arange(state.counts.shape[0]) >= num_arms
+    return every((cost >= threshold) | is_tested | padded)
 
 
 def glr_stopping(alg: Any, state: TopTwoState, params: TopTwoParams) -> tuple[jax.Array, jax.Array]:
@@ -334,4 +335,4 @@ def glr_stopping(alg: Any, state: TopTwoState, params: TopTwoParams) -> tuple[ja
     """
     best = alg.argmax(state.means, state)
     passed = glr_pairs_passed(alg, state, params, best)
-    return passed & (state.n >= state.counts.shape[0]), best
+    return passed & (state.n >= alg.num_arms(state)), best

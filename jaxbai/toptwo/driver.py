@@ -86,6 +86,11 @@ class TopTwo:
     gamma: float = 1e-3
     takes_epsilon: bool = True
     """Whether ε is a parameter of the algorithm (False: TTUCB ignores it)."""
+    arms: int | None = None
+    """The real number of arms K when the per-arm arrays are longer (padded to a power of two
+    for the fused GPU kernel, docs/semantics.md §32): the padded arms are never pulled, never a
+    leader, challenger or recommendation, and never enter the stopping test or a threshold's
+    K; `init` draws the state of K arms and pads it. None: every array has K entries."""
 
     def __post_init__(self) -> None:
         if self.ties not in TIE_RULES:
@@ -154,20 +159,41 @@ class TopTwo:
         """Empty state; the first K `select` calls return arms 0, 1, …, K−1."""
         del params
         num_arms = _validate.check_num_arms(num_arms)
-        zeros = jnp.zeros(num_arms, jnp.int32)
-        return TopTwoState(
+        real = num_arms if self.arms is None else self.arms
+        if real > num_arms:
+            raise ValueError(f"{self.name}: {num_arms} arrays cannot hold {real} arms")
+        zeros = jnp.zeros(real, jnp.int32)
+        state = TopTwoState(
             n=jnp.int32(0),
             counts=zeros,
             leader_counts=zeros,
             leader_pulls=zeros,
-            priority=jax.random.uniform(key, (num_arms,)),
+            priority=jax.random.uniform(key, (real,)),
             stopped=jnp.bool_(False),
             recommendation=jnp.int32(-1),
-            estimate=self.estimator.init(num_arms),
+            estimate=self.estimator.init(real),
+        )
+        per_arm = (state.counts, state.leader_counts, state.leader_pulls, state.priority)
+        per_arm = (*per_arm, state.estimate)
+        padded = jax.tree_util.tree_map(lambda x: jnp.pad(x, (0, num_arms - real)), per_arm)
+        return state._replace(
+            counts=padded[0],
+            leader_counts=padded[1],
+            leader_pulls=padded[2],
+            priority=padded[3],
+            estimate=padded[4],
         )
 
+    def num_arms(self, state: TopTwoState) -> int:
+        """K, the real number of arms (static; `arms` when the arrays are padded)."""
+        return state.counts.shape[0] if self.arms is None else self.arms
+
     def argmax(self, values: jax.Array, state: TopTwoState) -> Scalar:
-        """argmax of ``values`` ``(K,)`` with the algorithm's tie rule (`TIE_RULES`), int32."""
+        """argmax of ``values`` ``(K,)`` with the algorithm's tie rule (`TIE_RULES`), int32;
+        never a padded arm (`arms`)."""
+        if self.arms is not None:
+            real = jnp.arange(values.shape[0]) < self.arms
+            values = jnp.where(real, values, -jnp.inf)
         if self.ties == "lowest_index":
             return jnp.argmax(values).astype(jnp.int32)
         return argmax_random_ties(values, state.priority)
@@ -187,17 +213,15 @@ class TopTwo:
         leader = self.leader(state, params)
         challenger = self.challenger(self, state, leader, params)
         beta = self.tracking_beta(self, state, leader, challenger, params)
-        num_arms = state.counts.shape[0]
         choice = jnp.where(self.tracking(state, beta), leader, challenger)
-        choice = jnp.where(state.n < num_arms, state.n, choice).astype(jnp.int32)
-        return leader, pick(choice, one_hot(leader, num_arms))
+        choice = jnp.where(state.n < self.num_arms(state), state.n, choice).astype(jnp.int32)
+        return leader, pick(choice, one_hot(leader, state.counts.shape[0]))
 
-    @staticmethod
-    def count(state: TopTwoState, leader: Scalar, arm: Scalar) -> TopTwoState:
+    def count(self, state: TopTwoState, leader: Scalar, arm: Scalar) -> TopTwoState:
         """n, N and the tracking counters after pulling ``arm`` (Alg. 1, line 12)."""
-        num_arms = state.counts.shape[0]
-        pulled, is_leader = one_hot(arm, num_arms), one_hot(leader, num_arms)
-        tracked = state.n >= num_arms
+        width = state.counts.shape[0]
+        pulled, is_leader = one_hot(arm, width), one_hot(leader, width)
+        tracked = state.n >= self.num_arms(state)
         return state._replace(
             n=state.n + 1,
             counts=state.counts + pulled,

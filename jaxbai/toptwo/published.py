@@ -148,7 +148,7 @@ def stopping_at_leader(
     `cost_squared_gap` a pair passes also when μ̃_b > μ̃_B.
     """
     passed = glr_pairs_passed(alg, state, params, alg.leader(state, params))
-    return passed & (state.n > state.counts.shape[0]), alg.argmax(state.means, state)
+    return passed & (state.n > alg.num_arms(state)), alg.argmax(state.means, state)
 
 
 @dataclasses.dataclass(frozen=True)
