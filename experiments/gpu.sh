@@ -12,7 +12,8 @@
 # per step of each lane program at 128 and 32 768 lanes, and the tail, 64 runs of CTB-TT at
 # ε = 0.1 on mu1, in steps per second per lane); and OUT/plan.txt (`python -m
 # experiments.sweep --preset paper --device gpu --plan`: predicted samples and wall time of
-# the paper's grid on this GPU). Nothing else runs; the paper grid itself is `python -m
+# the paper's grid on this GPU, with the XLA program: the paper preset's DP-SE and per-episode
+# draws are outside the fused kernel). Nothing else runs; the paper grid itself is `python -m
 # experiments.sweep --preset paper --device gpu`.
 set -euo pipefail
 out="${1:-results/gpu}"

@@ -48,12 +48,14 @@ __all__ = [
     "engine_rate",
     "main",
     "numba_rate",
+    "parser_for",
     "python_rate",
     "table",
     "w1",
     "w2",
     "w4",
     "w5",
+    "write_report",
 ]
 
 
@@ -288,16 +290,30 @@ def table(report: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def parser_for(prog: str, doc: str, out: str) -> argparse.ArgumentParser:
+    """A benchmark's command line: ``--device``, ``--out`` (default ``out``), ``--quick``."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
+    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    parser.add_argument("--out", help=f"JSON report (default {out})")
+    parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    return parser
+
+
+def write_report(report: dict[str, Any], out: str, text: str) -> int:
+    """Write ``report`` as JSON to ``out``, print ``text`` (its table); exit status 0."""
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(report, f, indent=2, default=float)
+    print(text)
+    print(f"written {out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run W1–W3 and print a table; write JSON."""
     from jaxbai.engine import KERNELS
 
-    parser = argparse.ArgumentParser(
-        prog="python -m experiments.bench", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
-    parser.add_argument("--out", help="JSON report (default results/bench.json)")
-    parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    parser = parser_for("python -m experiments.bench", __doc__, "results/bench.json")
     parser.add_argument(
         "--kernel",
         choices=KERNELS,
@@ -339,9 +355,4 @@ def main(argv: list[str] | None = None) -> int:
         report["W5"] = w5(args.device, runs_w2 * 5)
     if args.device == "gpu":
         report["W3"] = w1("gpu", 10**4 if args.quick else 10**5, 1, args.kernel)
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump(report, f, indent=2, default=float)
-    print(table(report))
-    print(f"written {out}")
-    return 0
+    return write_report(report, out, table(report))

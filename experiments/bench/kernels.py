@@ -22,8 +22,6 @@ On a CPU the fused kernel runs in Pallas' interpret mode: a check that it runs, 
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from typing import Any
 
@@ -148,16 +146,13 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Measure both lane programs; print a Markdown table, write JSON."""
-    parser = argparse.ArgumentParser(
-        prog="python -m experiments.bench.kernels", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
-    parser.add_argument("--out", help="JSON report (default results/bench_kernels.json)")
-    parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    from experiments.bench import parser_for, write_report
+
+    out = "results/bench_kernels.json"
+    parser = parser_for("python -m experiments.bench.kernels", __doc__, out)
     parser.add_argument("--steps", type=int, default=256, help="steps per timed call")
     parser.add_argument("--tail-seconds", type=float, default=60.0, help="tail run per program")
     args = parser.parse_args(argv)
-    import os
 
     import jax
 
@@ -180,17 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         "measurements": measurements,
         "op_counts": {name: op_counts(name) for name in covered},
     }
-    out = args.out or "results/bench_kernels.json"
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump(report, f, indent=2, default=float)
-    print(markdown(report))
-    print(f"written {out}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return write_report(report, args.out or out, markdown(report))
 
 
 TRANSCENDENTAL = frozenset({"exp", "log", "log1p", "pow", "logistic", "sqrt", "rsqrt", "exp2"})
@@ -248,3 +233,7 @@ def op_counts(name: str, num_arms: int = 8) -> dict[str, int]:
     counts = dict.fromkeys(("transcendental", "division", "reduction", "other"), 0)
     _count(traced(lane, key).jaxpr, counts)
     return counts
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

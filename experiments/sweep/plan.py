@@ -198,6 +198,7 @@ def _pilot(spec, config, eps, bound, chosen, processes) -> tuple[np.ndarray, np.
         "seed": config.seed,
         "max_samples": min(config.max_samples, PILOT_CAP),
         "draws": config.draws,
+        "kernel": config.kernel,
         "device": config.device,
         "lanes_per_device": lanes,
         "shrink_after": np.inf,

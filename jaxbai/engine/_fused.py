@@ -127,10 +127,10 @@ def unsupported(alg: Algorithm, step: BlockStep, lanes: Any, platform: str) -> s
 
     Refused everywhere: per-episode draws (`jaxbai.base.Budgeted`: their Binomial sums need
     ``gather`` and key splitting) and any step whose program uses a primitive outside
-    `LOWERED_PRIMITIVES`. Refused on a GPU only: an array dimension (arms K, δ of a shared
-    trajectory, a per-arm table) that is not a power of two, which Triton blocks require
-    (padding the arms is not implemented). The CPU runs the kernel in interpret mode, which
-    has no shape rule.
+    `LOWERED_PRIMITIVES`. Refused on a GPU only: a per-lane array dimension that is not a
+    power of two, which Triton blocks require (``lanes`` should have its arms padded,
+    `padded`; the δ of a shared trajectory are not). The CPU runs the kernel in interpret
+    mode, which has no shape rule.
     """
     if isinstance(alg, Budgeted):
         return (
@@ -160,8 +160,8 @@ def unsupported(alg: Algorithm, step: BlockStep, lanes: Any, platform: str) -> s
             per_lane = tuple(jnp.shape(leaf)[1:])
             if any(d & (d - 1) for d in per_lane):
                 return (
-                    f"{alg.name}: an array of shape {per_lane} per lane (arms, δ or a record); "
-                    "Triton needs powers of two, and arm padding is not implemented"
+                    f"{alg.name}: an array of shape {per_lane} per lane (δ or a record); "
+                    "Triton needs powers of two"
                 )
     return None
 

@@ -241,24 +241,15 @@ def _lanes_step(alg: Algorithm, max_samples: jax.Array, layout: Callable[[Lanes]
     return step
 
 
-def _advance_device(
-    alg: Algorithm,
-    num_arms,
-    refill_every,
-    platform,
-    kernel,
-    max_samples,
-    seed,
-    iterations,
-    table,
-    carry,
-):
-    """Run up to ``iterations`` steps of one device's lane pool (inside `shard_map`).
+def _advance_device(static: tuple, max_samples, seed, iterations, table, carry):
+    """Run up to ``iterations`` steps of one device's lane pool (inside `shard_map`);
+    ``static`` is (alg, num_arms, refill_every, platform, kernel).
 
     Between refills: ``refill_every`` iterations of the XLA lane step, which on a CPU keep the
     lanes innermost (`_lanes_minor`), or with ``kernel="fused"`` one `fused_steps` call
     (interpret mode on a CPU).
     """
+    alg, num_arms, refill_every, platform, kernel = static
     table = table._replace(count=table.count[0])
     lanes, outcome, next_job = carry
     next_job = next_job[0]
@@ -310,17 +301,8 @@ def advance(
     """
     spec = PartitionSpec("d")
     platform = mesh.devices.flat[0].platform
-    fn = partial(
-        _advance_device,
-        alg,
-        num_arms,
-        refill_every,
-        platform,
-        kernel,
-        max_samples,
-        seed,
-        iterations,
-    )
+    static = (alg, num_arms, refill_every, platform, kernel)
+    fn = partial(_advance_device, static, max_samples, seed, iterations)
     return jax.shard_map(
         fn, mesh=mesh, in_specs=(spec, spec), out_specs=(spec, spec), check_vma=False
     )(table, carry)

@@ -324,8 +324,11 @@ def glr_pairs_passed(
     cost, threshold = glr_pair(
         alg, mu_a, state.means, w_a, state.local_counts, state.n, num_arms, params
     )
-    padded = jnp.arange(state.counts.shape[0]) >= num_arms
-    return every((cost >= threshold) | is_tested | padded)
+    passed = (cost >= threshold) | is_tested
+    width = state.counts.shape[0]
+    if num_arms < width:  # padded arms (`TopTwo.arms`) pass
+        passed = passed | (jnp.arange(width) >= num_arms)
+    return every(passed)
 
 
 def glr_stopping(alg: Any, state: TopTwoState, params: TopTwoParams) -> tuple[jax.Array, jax.Array]:
