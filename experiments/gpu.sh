@@ -29,5 +29,6 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out
 python -m experiments.bench --device gpu --kernel xla --out "$out/bench.json" | tee "$out/bench.md"
 python -m experiments.bench --device gpu --kernel fused --out "$out/bench_fused.json" \
     | tee "$out/bench_fused.md"
-python -m experiments.bench.kernels --device gpu --out "$out/kernels.json" | tee "$out/kernels.md"
+python -m experiments.bench.kernels --device gpu --tail-seconds 30 --out "$out/kernels.json" \
+    | tee "$out/kernels.md"
 python -m experiments.sweep --preset paper --device gpu --plan | tee "$out/plan.txt"

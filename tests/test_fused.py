@@ -105,10 +105,10 @@ def lowers_for_cuda(alg: jaxbai.Algorithm, jobs: engine.Jobs, num_arms: int) -> 
 @pytest.mark.parametrize("name", NAMES)
 def test_registry_coverage_is_what_lowers_for_cuda(name: str) -> None:
     """What the fused kernel accepts for a GPU lowers for CUDA (Triton), the arms padded to a
-    power of two where K is not one (K = 5 → 8, 13 → 16); what the registry refuses
+    power of two where K is not one (3 → 4, 5 → 8, 13 → 16); what the registry refuses
     (`AlgorithmEntry.fused_refusal`, at K = 4) does not lower, so no refusal is stale."""
     alg = per_sample(name)
-    for num_arms in (2, 4, 5, 13):
+    for num_arms in ARMS:
         jobs = engine.grid_jobs(instance(num_arms), [1.0], 0.01, 16)
         fused = run_module._fused_grid(alg, jobs, np.arange(16), "gpu", 16)
         if not isinstance(fused, str):
@@ -151,10 +151,16 @@ def test_refusals_name_their_reason() -> None:
 @pytest.mark.integration
 def test_kernel_benchmark_measures_both_programs() -> None:
     """`experiments.bench.kernels` (a smoke test at 128 lanes): both lane programs move every
-    lane by every step, and a refusal reaches the table with its reason."""
+    lane by every step, and a refusal reaches the table with its reason; the engine rate of
+    `experiments.bench` runs the fused kernel (interpreted) or reports its refusal."""
+    from experiments import bench
     from experiments.bench import kernels
 
     costs = {k: kernels.launch_cost(k, 128, 4, "cpu") for k in ("xla", "fused")}
+    jobs = engine.grid_jobs(instance(3), [1.0], 0.1, 4)
+    rate = bench.engine_rate(jaxbai.adap_tt(), jobs, "cpu", draws="per_sample", kernel="fused")
+    assert rate["samples"] > 0 and rate["censored"] == 0
+    assert "refused" in bench.engine_rate(jaxbai.adap_tt(), jobs, "cpu", kernel="fused")
     for cost in costs.values():
         assert cost["lane_steps_per_s"] * cost["us_per_step"] * 1e-6 == pytest.approx(128)
     refused = {"fused": {"refused": "ttucb: an array of shape (5,) per lane"}}
