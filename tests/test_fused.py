@@ -8,14 +8,13 @@ declaration (`AlgorithmEntry.fused_refusal`) by that lowering too.
 
 from __future__ import annotations
 
-from functools import partial
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import jaxbai
+from experiments.bench.kernels import lane_pool
 from jaxbai import engine
 from jaxbai.engine import _fused, _lanes
 from jaxbai.engine import run as run_module
@@ -32,16 +31,6 @@ def instance(num_arms: int) -> jaxbai.Instance:
 
 def per_sample(name: str) -> jaxbai.Algorithm:
     return engine.with_draws(jaxbai.ALGORITHMS[name](), instance(2), "per_sample")
-
-
-def pool(alg: jaxbai.Algorithm, jobs: engine.Jobs, num_arms: int) -> tuple[_lanes.Lanes, partial]:
-    """A pool of ``alg`` loaded with ``jobs`` (a lane each), and its block step."""
-    table, _ = _lanes.device_tables(jobs, np.arange(len(jobs)), 1)
-    loaded = jax.vmap(lambda j: _lanes.load_job(alg, num_arms, jnp.int32(0), table, j))(
-        jnp.arange(len(jobs))
-    )
-    lanes = _lanes.Lanes(jnp.arange(len(jobs), dtype=jnp.int32), *loaded)
-    return lanes, partial(_lanes.block_step, alg)
 
 
 @pytest.mark.integration
@@ -79,7 +68,7 @@ def test_blocks_of_lanes_equal_the_xla_loop() -> None:
     """Several programs of 4 lanes, each stopping early once its lanes are done: every leaf
     of the pool equals the XLA loop's after as many steps."""
     jobs = engine.grid_jobs(instance(4), [1.0], 0.01, 16)
-    lanes, step = pool(per_sample("adap_tt"), jobs, 4)
+    lanes, step = lane_pool(per_sample("adap_tt"), jobs, 4)
     limit = jnp.int32(300)
     xla_step = _lanes._lanes_step(step.args[0], limit, lambda ln: ln)
     xla = jax.jit(lambda p: jax.lax.fori_loop(0, 400, lambda _, ln: xla_step(ln), p))(lanes)
@@ -91,7 +80,7 @@ def test_blocks_of_lanes_equal_the_xla_loop() -> None:
 
 def lowers_for_cuda(alg: jaxbai.Algorithm, jobs: engine.Jobs, num_arms: int) -> bool:
     """Whether the fused kernel of ``alg`` on ``jobs`` lowers for CUDA (Triton backend)."""
-    lanes, step = pool(alg, jobs, num_arms)
+    lanes, step = lane_pool(alg, jobs, num_arms)
     kernel = jax.jit(lambda p: _fused.fused_steps(step, jnp.int32(10**6), 16, p, False))
     triton = jax.export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")
     try:

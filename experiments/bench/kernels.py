@@ -25,32 +25,41 @@ from __future__ import annotations
 import time
 from typing import Any
 
-__all__ = ["launch_cost", "main", "markdown", "op_counts", "tail_rate"]
+__all__ = ["lane_pool", "launch_cost", "main", "markdown", "op_counts", "tail_rate"]
 
 LAUNCH_LANES = (128, 32768)
 TAIL_RUNS, TAIL_EPSILON, TAIL_BUDGET = 64, 0.1, 10**9
 
 
-def _pool(num_lanes: int, num_arms: int) -> tuple[Any, Any, Any]:
-    """TTUCB lanes on a K-arm Bernoulli instance (per-sample draws), its block step and
-    algorithm; the arms are close, so that no lane stops within the measured steps."""
+def lane_pool(alg: Any, jobs: Any, num_arms: int) -> tuple[Any, Any]:
+    """A lane pool of ``alg`` with one job of ``jobs`` per lane (each as `load_job` starts
+    it, seed 0), and its block step (`jaxbai.engine._lanes.block_step`)."""
     from functools import partial
 
     import jax
     import jax.numpy as jnp
     import numpy as np
 
+    from jaxbai.engine import _lanes
+
+    table, _ = _lanes.device_tables(jobs, np.arange(len(jobs)), 1)
+    load = jax.jit(jax.vmap(lambda j: _lanes.load_job(alg, num_arms, jnp.int32(0), table, j)))
+    index = jnp.arange(len(jobs), dtype=jnp.int32)
+    return _lanes.Lanes(index, *load(index)), partial(_lanes.block_step, alg)
+
+
+def _pool(num_lanes: int, num_arms: int) -> tuple[Any, Any, Any]:
+    """TTUCB lanes on a K-arm Bernoulli instance (per-sample draws), its block step and
+    algorithm; the arms are close, so that no lane stops within the measured steps."""
+    import numpy as np
+
     import jaxbai
     from jaxbai import engine
-    from jaxbai.engine import _lanes
 
     alg = jaxbai.ttucb()
     inst = jaxbai.bernoulli(np.linspace(0.51, 0.49, num_arms))
     jobs = engine.grid_jobs(inst, [float("inf")], 1e-6, num_lanes)
-    table, _ = _lanes.device_tables(jobs, np.arange(num_lanes), 1)
-    load = jax.jit(jax.vmap(lambda j: _lanes.load_job(alg, num_arms, jnp.int32(0), table, j)))
-    lanes = _lanes.Lanes(jnp.arange(num_lanes, dtype=jnp.int32), *load(jnp.arange(num_lanes)))
-    return lanes, partial(_lanes.block_step, alg), alg
+    return (*lane_pool(alg, jobs, num_arms), alg)
 
 
 def launch_cost(kernel: str, num_lanes: int, steps: int, device: str, num_arms: int = 8) -> dict:
@@ -95,11 +104,11 @@ def tail_rate(kernel: str, device: str, seconds: float) -> dict:
     alg = jaxbai.ctb_tt()
     inst = jaxbai.bernoulli(jaxbai.PAPER_INSTANCES["mu1"])
     jobs = engine.grid_jobs(inst, [TAIL_EPSILON], 0.01, TAIL_RUNS)
-    reason = engine.fused_unsupported(
-        alg, jobs, platform=engine.select_devices(device)[0].platform, lanes_per_device=TAIL_RUNS
-    )
-    if kernel == "fused" and reason is not None:
-        return {"refused": reason}
+    if kernel == "fused":
+        platform = engine.select_devices(device)[0].platform
+        reason = engine.fused_unsupported(alg, jobs, platform=platform, lanes_per_device=TAIL_RUNS)
+        if reason is not None:
+            return {"refused": reason}
     options = dict(
         max_samples=TAIL_BUDGET,
         lanes_per_device=TAIL_RUNS,

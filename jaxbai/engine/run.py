@@ -385,8 +385,10 @@ def _fused_grid(
             return x
         return np.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, width - num_arms)])
 
-    # Not jobs._replace: a Jobs' len() is its number of jobs, which _replace checks.
-    jobs = Jobs(jax.tree_util.tree_map(pad, jobs.instance), jobs.epsilon, jobs.delta, jobs.run)
+    if width > num_arms:
+        # Not jobs._replace: a Jobs' len() is its number of jobs, which _replace checks.
+        instance = jax.tree_util.tree_map(pad, jobs.instance)
+        jobs = Jobs(instance, jobs.epsilon, jobs.delta, jobs.run)
     table, _ = device_tables(jobs, units[:1], 1)
     pool = jax.eval_shape(lambda t: initial_carry(wide, width, 0, t, lanes, 1)[0], table)
     reason = unsupported(wide, partial(block_step, wide), pool, platform)

@@ -318,14 +318,13 @@ def glr_pairs_passed(
 ) -> jax.Array:
     """Whether every pair (``tested``, b), b ≠ ``tested``, passes the GLR test (Eq. 2) at
     (μ̃, Ñ): W_{tested,b} ≥ c_{tested,b}, with the algorithm's cost and threshold."""
-    is_tested = one_hot(tested, state.counts.shape[0])
+    width, num_arms = state.counts.shape[0], alg.num_arms(state)
+    is_tested = one_hot(tested, width)
     mu_a, w_a = pick(state.means, is_tested), pick(state.local_counts, is_tested)
-    num_arms = alg.num_arms(state)
     cost, threshold = glr_pair(
         alg, mu_a, state.means, w_a, state.local_counts, state.n, num_arms, params
     )
     passed = (cost >= threshold) | is_tested
-    width = state.counts.shape[0]
     if num_arms < width:  # padded arms (`TopTwo.arms`) pass
         passed = passed | (jnp.arange(width) >= num_arms)
     return every(passed)

@@ -162,26 +162,20 @@ class TopTwo:
         real = num_arms if self.arms is None else self.arms
         if real > num_arms:
             raise ValueError(f"{self.name}: {num_arms} arrays cannot hold {real} arms")
-        zeros = jnp.zeros(real, jnp.int32)
-        state = TopTwoState(
+
+        def pad(x: jax.Array) -> jax.Array:  # drawn for the real arms, zeros beyond
+            return jnp.pad(x, (0, num_arms - real))
+
+        zeros = jnp.zeros(num_arms, jnp.int32)
+        return TopTwoState(
             n=jnp.int32(0),
             counts=zeros,
             leader_counts=zeros,
             leader_pulls=zeros,
-            priority=jax.random.uniform(key, (real,)),
+            priority=pad(jax.random.uniform(key, (real,))),
             stopped=jnp.bool_(False),
             recommendation=jnp.int32(-1),
-            estimate=self.estimator.init(real),
-        )
-        per_arm = (state.counts, state.leader_counts, state.leader_pulls, state.priority)
-        per_arm = (*per_arm, state.estimate)
-        padded = jax.tree_util.tree_map(lambda x: jnp.pad(x, (0, num_arms - real)), per_arm)
-        return state._replace(
-            counts=padded[0],
-            leader_counts=padded[1],
-            leader_pulls=padded[2],
-            priority=padded[3],
-            estimate=padded[4],
+            estimate=jax.tree_util.tree_map(pad, self.estimator.init(real)),
         )
 
     def num_arms(self, state: TopTwoState) -> int:
