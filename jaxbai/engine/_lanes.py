@@ -17,6 +17,7 @@ compacts the busy lanes into a smaller pool (`shrink_pool`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
@@ -241,15 +242,29 @@ def _lanes_step(alg: Algorithm, max_samples: jax.Array, layout: Callable[[Lanes]
     return step
 
 
+def _flush_pool(alg: SharedDeltas, lanes: Lanes) -> Lanes:
+    """`SharedDeltas.flush` of every lane, if any is held (W5 of `experiments.bench`: recording
+    here rather than in every step, where each step selected the whole record)."""
+
+    def flush() -> Lanes:
+        return lanes._replace(state=jax.vmap(alg.flush)(lanes.state, lanes.params))
+
+    return jax.lax.cond(jnp.any(lanes.state.held), flush, lambda: lanes)
+
+
 def _advance_device(static: tuple, max_samples, seed, iterations, table, carry):
     """Run up to ``iterations`` steps of one device's lane pool (inside `shard_map`);
     ``static`` is (alg, num_arms, refill_every, platform, kernel).
 
-    Between refills: ``refill_every`` iterations of the XLA lane step, which on a CPU keep the
+    Before each refill, the trajectories shared by several δ that are held are recorded
+    (`_flush_pool`: their steps leave it to here, `SharedDeltas.deferred`). Between refills:
+    ``refill_every`` iterations of the XLA lane step, which on a CPU keep the
     lanes innermost (`_lanes_minor`), or with ``kernel="fused"`` one `fused_steps` call
     (interpret mode on a CPU).
     """
     alg, num_arms, refill_every, platform, kernel = static
+    if isinstance(alg, SharedDeltas) and not isinstance(alg, Budgeted):
+        alg = dataclasses.replace(alg, deferred=True)  # flushed below, before each refill
     table = table._replace(count=table.count[0])
     lanes, outcome, next_job = carry
     next_job = next_job[0]
@@ -261,6 +276,8 @@ def _advance_device(static: tuple, max_samples, seed, iterations, table, carry):
 
     def body(c):
         it, lanes, outcome, next_job = c
+        if isinstance(alg, SharedDeltas) and alg.deferred:
+            lanes = _flush_pool(alg, lanes)
         lanes, outcome, next_job = refill(
             alg, num_arms, max_samples, seed, table, lanes, outcome, next_job
         )

@@ -125,20 +125,26 @@ TAU, RECOMMENDATION, ROUNDS, COUNTS = 0, 1, 2, 3
 class SharedState(NamedTuple):
     """A trajectory and its record for each of D risks.
 
-    The D records are one int32 array, so that a step that may record a stop updates one
-    buffer with one select (one loop-carried array instead of five: W5 of
-    `experiments.bench`).
+    The D records are one int32 array, so that recording a stop updates one buffer with one
+    select. A step that fires only marks the trajectory ``held``; the row is written by
+    `SharedDeltas.flush`, which the engine runs over its lane pool between refills, not in
+    every step (W5 of `experiments.bench`).
 
     Attributes:
         inner: the algorithm's state (its ``stopped`` is set once every δ has stopped).
-        held: a δ stopped at this n and another is still to be tested at it.
+        held: the stopping test of ``next_delta`` fired at this n; the trajectory does not move
+            until `SharedDeltas.flush` records it.
         record: ``(D, 3 + K)``: row i holds δ_i's τ, â and rounds at its first stop, then its
             N_a (columns `TAU`, `RECOMMENDATION`, `ROUNDS`, `COUNTS`); â = −1 until it stops.
+        next_delta: the largest δ not yet recorded, the one the next stopping test uses.
+        best: â of the test that fired (read while held).
     """
 
     inner: Any
     held: jax.Array
     record: jax.Array
+    next_delta: jax.Array
+    best: jax.Array
 
     @property
     def n(self) -> jax.Array:
@@ -185,17 +191,24 @@ def _row(alg: Algorithm, state: Any, best: jax.Array) -> jax.Array:
 @dataclasses.dataclass(frozen=True)
 class SharedDeltas:
     """``algorithm`` run once for several δ (docs/semantics.md §31): every step tests the
-    stopping rule of the largest δ not yet stopped on the trajectory's state; if it fires, it
-    records its first stop and holds the trajectory, else it samples
-    (`jaxbai.base.SeparableStopping.sample`), until every δ has stopped. Exact for stopping
-    rules that are monotone in δ (a rule that stops at δ stops at every larger δ), as every
-    threshold family of jaxbai is.
+    stopping rule of the largest δ not yet stopped on the trajectory's state; if it fires, the
+    trajectory is held (no sample) until `flush` records that δ's first stop, so that the next
+    δ is tested at the same n; else it samples (`jaxbai.base.SeparableStopping.sample`), until
+    every δ has stopped. Exact for stopping rules that are monotone in δ (a rule that stops at
+    δ stops at every larger δ), as every threshold family of jaxbai is.
 
     Parameters take ``delta`` as a ``(D,)`` vector. An `jaxbai.base.Algorithm` whose state
     reports the trajectory; `records` reads each δ's outcome.
+
+    Attributes:
+        algorithm: the algorithm whose trajectories are shared.
+        deferred: `step` leaves a held trajectory to the caller's `flush` (the engine's lane
+            program flushes its pool between refills: a held lane idles until then, its
+            results unchanged). False: `step` flushes first, on its own.
     """
 
     algorithm: Algorithm
+    deferred: bool = False
 
     @property
     def name(self) -> str:
@@ -214,7 +227,9 @@ class SharedDeltas:
         inner = self.algorithm.init(key, params.inner, num_arms)
         record = jnp.zeros((params.deltas.shape[0], COUNTS + num_arms), jnp.int32)
         unstopped = record.at[:, RECOMMENDATION].set(-1).at[:, ROUNDS].set(-1)
-        return SharedState(inner=inner, held=jnp.bool_(False), record=unstopped)
+        return SharedState(
+            inner, jnp.bool_(False), unstopped, jnp.max(params.deltas), jnp.int32(-1)
+        )
 
     def tests(self, state: SharedState, params: SharedParams) -> tuple[jax.Array, jax.Array]:
         """(stop, â) of the stopping rule of every δ on the trajectory's state, ``(D,)`` each.
@@ -228,32 +243,43 @@ class SharedDeltas:
 
         return jax.vmap(test)(params.deltas)
 
-    def record(self, state: SharedState, params: SharedParams, tested: Scalar) -> SharedState:
-        """Test the largest δ not yet stopped (if ``tested``) and record it if it fires, then
-        hold; the trajectory stops once every δ has.
-
-        The δ to test is a maximum over the pending δ (no index, no gather: W5 of
-        `experiments.bench`); entries that repeat that δ record together, as they would one
-        held step after another (the state does not change while held)."""
-        pending = ~state.recorded
-        delta = jnp.max(jnp.where(pending, params.deltas, jnp.min(params.deltas)))
+    def test(self, state: SharedState, params: SharedParams, tested: Scalar) -> SharedState:
+        """If ``tested``, the stopping test of ``next_delta``: ``held`` says whether it fired,
+        ``best`` keeps its â."""
         inner = state.inner
-        stop, best = self.algorithm.stopping(inner, params.inner._replace(delta=delta))
-        fired = stop & tested & jnp.any(pending)
-        fresh = fired & pending & (params.deltas == delta)
-        record = jnp.where(fresh[:, None], _row(self.algorithm, inner, best), state.record)
-        halt = jnp.all(pending <= fresh)  # every δ recorded, this one included
-        return SharedState(
-            inner=inner._replace(stopped=inner.stopped | halt), held=fired & ~halt, record=record
+        stop, best = self.algorithm.stopping(inner, params.inner._replace(delta=state.next_delta))
+        fired = stop & tested & ~inner.stopped
+        return state._replace(held=fired, best=jnp.where(fired, best, state.best))
+
+    def flush(self, state: SharedState, params: SharedParams) -> SharedState:
+        """Record the stop a held trajectory awaits, and release it; the trajectory stops once
+        every δ has. A no-op unless held.
+
+        Entries that repeat the fired δ record together, as they would one held step after
+        another (the state does not change while held). The next δ to test is a maximum over
+        the pending δ (no index, no gather)."""
+        inner, smallest = state.inner, jnp.min(params.deltas)
+        pending = ~state.recorded
+        fresh = state.held & pending & (params.deltas == state.next_delta)
+        record = jnp.where(fresh[:, None], _row(self.algorithm, inner, state.best), state.record)
+        left = pending & ~fresh
+        return state._replace(
+            inner=inner._replace(stopped=inner.stopped | (state.held & ~jnp.any(left))),
+            held=jnp.bool_(False),
+            record=record,
+            next_delta=jnp.max(jnp.where(left, params.deltas, smallest)),
         )
 
     def step(self, key: Key, state: SharedState, inst: Instance, params: SharedParams):
-        """The stopping test of the next δ, then `sample` unless it fired; a no-op once every
-        δ has stopped."""
-        tested = self.record(state, params, ~state.stopped)
+        """`flush` (unless `deferred`), the stopping test of the next δ, then `sample` unless
+        it fired; a no-op once every δ has stopped, and while held."""
+        if not self.deferred:
+            state = self.flush(state, params)
+        tested = self.test(state, params, ~state.held)
+        held = state.held | tested.held
         sampled = self.algorithm.sample(key, tested.inner, inst, params.inner)
-        halt = tested.stopped | tested.held
-        return tested._replace(inner=tree_where(halt, tested.inner, sampled))
+        halt = tested.stopped | held
+        return tested._replace(inner=tree_where(halt, tested.inner, sampled), held=held)
 
     def select(self, state: SharedState, params: SharedParams) -> Scalar:
         return self.algorithm.select(state.inner, params.inner)
@@ -295,10 +321,14 @@ class SharedDeltasPerEpisode(SharedDeltas):
         max_samples: Scalar,
     ) -> SharedState:
         """Close the ended episodes, then the stopping test of the next δ (below the budget)
-        if one ended or the trajectory is held."""
+        if one ended or the trajectory is held, recorded at once (this runs once per episode
+        end, not per sample); a trajectory that recorded a δ stays held, so that the next δ is
+        tested at the same n."""
         closed, ended = self.algorithm.close_episodes(stream, state.inner, inst, params.inner)
-        tested = (ended | state.held) & (closed.n < max_samples) & ~state.stopped
-        return self.record(state._replace(inner=closed), params, tested)
+        due = (ended | state.held) & (closed.n < max_samples)
+        tested = self.test(state._replace(inner=closed), params, due)
+        flushed = self.flush(tested, params)
+        return flushed._replace(held=tested.held & ~flushed.stopped)
 
     def budgeted_step(
         self,
