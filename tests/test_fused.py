@@ -64,6 +64,24 @@ def test_fused_grid_equals_xla_grid_or_is_refused(name: str) -> None:
     assert fused.lane_steps == xla.lane_steps
 
 
+@pytest.mark.integration
+def test_fused_grid_with_shared_deltas_equals_xla_grid() -> None:
+    """Trajectories shared by three δ: the kernel steps them as the XLA program does (a test
+    that fires holds its lane; the rows are written between kernel calls), so every δ's
+    record is the same, with refill, tail compaction and censored trajectories."""
+    jobs = engine.grid_jobs(instance(4), [1.0], [0.1, 0.01, 0.001], 8)
+    alg = jaxbai.adap_tt()
+    options = dict(seed=5, draws="per_sample", share_deltas=True, lanes_per_device=4)
+    uncut = engine.run_grid(alg, jobs, chunk_steps=64, **options)
+    options.update(chunk_steps=64, shrink_after=0.0, max_samples=int(np.median(uncut.tau)))
+    xla = engine.run_grid(alg, jobs, **options)
+    fused = engine.run_grid(alg, jobs, kernel="fused", **options)
+    assert xla.shared_deltas and fused.shared_deltas
+    assert 0 < xla.censored.sum() < len(jobs), "the grid must mix stopped and censored jobs"
+    for field in ("tau", "recommendation", "rounds", "counts", "censored"):
+        np.testing.assert_array_equal(getattr(fused, field), getattr(xla, field), err_msg=field)
+
+
 def test_blocks_of_lanes_equal_the_xla_loop() -> None:
     """Several programs of 4 lanes, each stopping early once its lanes are done: every leaf
     of the pool equals the XLA loop's after as many steps."""
@@ -129,7 +147,8 @@ def test_refusals_name_their_reason() -> None:
     )
     assert "per-episode" in engine.fused_unsupported(adap, jobs4, draws="per_episode")
     jobs4x2 = engine.grid_jobs(instance(4), [1.0], [0.1, 0.01], 2)
-    assert "reduce_and" in engine.fused_unsupported(ttucb, jobs4x2, share_deltas=True)
+    assert "(2, 7) per lane" in engine.fused_unsupported(ttucb, jobs4x2, share_deltas=True)
+    assert engine.fused_unsupported(ttucb, jobs4x2, platform="cpu", share_deltas=True) is None
     assert "SharedDeltas" in engine.fused_unsupported(ttucb, jobs5, share_deltas=True)
     with pytest.raises(ValueError, match="per-episode"):  # draws="auto" is per episode here
         engine.run_grid(adap, jobs4, kernel="fused")

@@ -17,7 +17,6 @@ compacts the busy lanes into a smaller pool (`shrink_pool`).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
@@ -31,7 +30,7 @@ from jax.sharding import Mesh, PartitionSpec
 from jaxbai._arrays import tree_where
 from jaxbai.base import Algorithm, Budgeted, Instance
 from jaxbai.engine._fused import fused_steps
-from jaxbai.engine._shared import SharedDeltas, marked_stopped, records
+from jaxbai.engine._shared import SharedDeltas, in_lanes, marked_stopped, records
 from jaxbai.engine.jobs import Jobs, fold_in_step, job_key
 
 __all__ = [
@@ -263,8 +262,7 @@ def _advance_device(static: tuple, max_samples, seed, iterations, table, carry):
     (interpret mode on a CPU).
     """
     alg, num_arms, refill_every, platform, kernel = static
-    if isinstance(alg, SharedDeltas) and not isinstance(alg, Budgeted):
-        alg = dataclasses.replace(alg, deferred=True)  # flushed below, before each refill
+    alg = in_lanes(alg)  # a deferred SharedDeltas is flushed below, before each refill
     table = table._replace(count=table.count[0])
     lanes, outcome, next_job = carry
     next_job = next_job[0]

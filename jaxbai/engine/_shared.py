@@ -43,6 +43,7 @@ __all__ = [
     "SharedDeltasPerEpisode",
     "SharedParams",
     "SharedState",
+    "in_lanes",
     "marked_stopped",
     "records",
     "rounds",
@@ -349,6 +350,14 @@ def shared(alg: Algorithm) -> SharedDeltas:
     """``alg`` run once for several δ (`SharedDeltas`, or `SharedDeltasPerEpisode` for a
     per-episode simulation); check `shares_deltas` first."""
     return SharedDeltasPerEpisode(alg) if isinstance(alg, Budgeted) else SharedDeltas(alg)
+
+
+def in_lanes(alg: Algorithm) -> Algorithm:
+    """``alg`` as the engine's lane program steps it: a per-sample `SharedDeltas` `deferred`
+    (the program flushes its pool between refills), anything else as it is."""
+    if isinstance(alg, SharedDeltas) and not isinstance(alg, Budgeted):
+        return dataclasses.replace(alg, deferred=True)
+    return alg
 
 
 def marked_stopped(state: Any) -> Any:

@@ -42,7 +42,7 @@ from jaxbai.engine._lanes import (
     shrink_pool,
     vmap_until_all_stop,
 )
-from jaxbai.engine._shared import SharedDeltas, shared, shares_deltas, trajectories
+from jaxbai.engine._shared import SharedDeltas, in_lanes, shared, shares_deltas, trajectories
 from jaxbai.engine.jobs import Jobs
 
 __all__ = [
@@ -391,7 +391,7 @@ def _fused_grid(
         jobs = Jobs(instance, jobs.epsilon, jobs.delta, jobs.run)
     table, _ = device_tables(jobs, units[:1], 1)
     pool = jax.eval_shape(lambda t: initial_carry(wide, width, 0, t, lanes, 1)[0], table)
-    reason = unsupported(wide, partial(block_step, wide), pool, platform)
+    reason = unsupported(wide, partial(block_step, in_lanes(wide)), pool, platform)
     return (wide, jobs, width) if reason is None else reason
 
 
