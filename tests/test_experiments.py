@@ -326,3 +326,38 @@ def test_slope_claims_need_three_epsilons_per_panel():
         assert claims[key].verdict == "inconclusive"
         assert claims[key].details == ()
         assert claims[key].evidence == NO_SLOPE
+
+
+def test_step_ablation_variants_remove_only_their_part():
+    """`experiments.bench.ablation`: the floor pulls arm n mod K and never stops; each other
+    variant is TTUCB with the one component it names replaced."""
+    import jax
+
+    from experiments.bench import ablation
+
+    algs = ablation.variants()
+    assert tuple(algs) == ablation.VARIANTS
+    full = algs["full"]
+    params = full.params(delta=0.01)
+    state = full.init(jax.random.key(0), params, num_arms=5)
+    key = jax.random.key(1)
+    inst = jaxbai.bernoulli([0.9, 0.1, 0.5, 0.5, 0.3])
+    for n in range(12):
+        assert int(algs["floor"].select(state, params)) == n % 5
+        state = algs["floor"].step(jax.random.fold_in(key, n), state, inst, params)
+        assert not bool(algs["floor"].stopping(state, params)[0])
+    assert state.counts.tolist() == [3, 3, 2, 2, 2]
+    names = [f.name for f in dataclasses.fields(full)]
+    changed = {
+        name: [f for f in names if getattr(alg, f) != getattr(full, f)]
+        for name, alg in algs.items()
+        if name not in ("floor", "floor + stopping")
+    }
+    assert changed == {
+        "full": [],
+        "no stopping": ["stopping_rule"],
+        "fixed challenger": ["challenger"],
+        "no bonus": ["bonus"],
+        "lowest-index ties": ["ties"],
+    }
+    assert algs["floor + stopping"].stopping_rule is full.stopping_rule

@@ -29,6 +29,8 @@ Pallas' interpret mode, a check that it runs rather than a speed; a grid it refu
 with the reason) and skips W4 and W5, whose per-episode draws and shared δ only the XLA program
 runs. `experiments.bench.kernels` measures both lane programs' cost per step and the paper
 grid's tail.
+`experiments.bench.ablation` measures what each part of the Top Two step costs in the XLA
+lane program on a CPU (docs/benchmarks.md).
 
 Usage:
     python -m experiments.bench [--device cpu|gpu] [--out bench.json] [--quick]
