@@ -6,6 +6,13 @@ tests start. The first process that compiles a program writes it to a cache dire
 every later process of the run reads (JAX's persistent cache; a compiled program is keyed by
 its HLO, options and backend, so a hit gives the same executable). The directory is fresh per
 run, so no state leaks between runs. ``JAX_COMPILATION_CACHE_DIR`` set by the caller is kept.
+
+The run also compiles with LLVM's optimisation level 1 (`SUITE_XLA_FLAGS`, added to
+``XLA_FLAGS`` for this process, the workers and the subprocesses). A compile-bound test takes
+10–20 % less time than at XLA's default level 3, and a long statistical one runs about as fast
+(level 0 compiles a little faster still but runs those twice as slowly). The level changes how
+XLA's loops are turned into machine code, not what they compute (XLA CPU does not use fast
+math), and `tests/test_devices.py` checks that results equal those at the default level.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import tempfile
 import pytest
 
 CACHE_VARIABLES = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"}
+SUITE_XLA_FLAGS = "--xla_backend_optimization_level=1"
 _CREATED: list[str] = []
 
 
@@ -30,6 +38,9 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["JAX_COMPILATION_CACHE_DIR"] = directory
         for name, value in CACHE_VARIABLES.items():
             os.environ.setdefault(name, value)
+    flags = os.environ.get("XLA_FLAGS", "")
+    if SUITE_XLA_FLAGS not in flags:
+        os.environ["XLA_FLAGS"] = f"{flags} {SUITE_XLA_FLAGS}".strip()
     if "jax" in sys.modules:  # imported before this hook: set the options directly
         jax = sys.modules["jax"]
         jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _flags import xla_flags
 from _laws import same_discrete, same_tau
 
 import jaxbai
@@ -202,8 +203,7 @@ json.dump({f: np.asarray(getattr(res, f)).tolist() for f in FIELDS}, sys.stdout)
 
 def test_same_results_on_one_and_four_devices():
     def run(count: int) -> dict:
-        flags = f"--xla_force_host_platform_device_count={count}"
-        env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
+        env = dict(os.environ, XLA_FLAGS=xla_flags(count), JAX_PLATFORMS="cpu")
         proc = subprocess.run(
             [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -9,6 +11,7 @@ import sys
 
 import pytest
 
+import jaxbai
 from jaxbai._devices import available_cores
 
 WARNING = "jaxbai: this grid runs on 1 of"
@@ -79,3 +82,34 @@ def test_use_cpu_cores_rejects_bad_counts_before_touching_jax():
     for bad in (0, -1, 1.5, "2", True):
         with pytest.raises(ValueError, match="positive integer"):
             jaxbai.use_cpu_cores(bad)
+
+
+NOISES = ("ttucb", "ctb_tt", "gauss_ldp_tt", "adap_tt", "dp_se")
+"""One algorithm per kind of float-heavy step: the thresholds' and bonuses' square roots and
+logarithms alone, randomised response, Gaussian and Laplace noise (with episodes), DP-SE's
+epochs."""
+
+LEVELS = """
+import jaxbai
+out = {}
+for name in NAMES:
+    res = jaxbai.simulate(jaxbai.ALGORITHMS[name](), INSTANCE, epsilon=[0.5, 5.0], runs=6)
+    out[name] = [res.tau.tolist(), res.recommendation.tolist()]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.integration
+def test_the_suites_compiler_level_changes_no_result():
+    """The suite compiles with LLVM's optimisation level 1 (`conftest.SUITE_XLA_FLAGS`): the
+    results here equal, bit for bit, a fresh interpreter's at XLA's default level."""
+    from conftest import SUITE_XLA_FLAGS
+
+    assert SUITE_XLA_FLAGS in os.environ["XLA_FLAGS"]
+    script = LEVELS.replace("NAMES", repr(NOISES))
+    scope = {"json": json, "INSTANCE": jaxbai.bernoulli([0.8, 0.6, 0.5])}
+    here = io.StringIO()
+    with contextlib.redirect_stdout(here):
+        exec(script, scope)
+    default = run(script.replace("INSTANCE", "jaxbai.bernoulli([0.8, 0.6, 0.5])"))
+    assert json.loads(here.getvalue()) == json.loads(default.stdout)

@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 import pytest
+from _flags import xla_flags
 
 import jaxbai
 from experiments.sweep import cli, distributed
@@ -131,8 +132,8 @@ def pair(out, env, *options: str) -> list[Sweep]:
 @pytest.fixture
 def env(tmp_path) -> dict:
     """One CPU device per process; a compilation cache shared by the launches."""
-    environ = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    return environ | {
+    return os.environ | {
+        "XLA_FLAGS": xla_flags(),
         "JAX_PLATFORMS": "cpu",
         "JAX_NUM_CPU_DEVICES": "1",
         "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "jax_cache"),

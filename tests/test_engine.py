@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.stats
+from _flags import xla_flags
 
 import jaxbai
 from jaxbai import engine
@@ -81,9 +82,7 @@ json.dump(out, sys.stdout)
 
 def run_with_devices(count: int) -> dict:
     """Run SCRIPT in a fresh interpreter with ``count`` forced host devices."""
-    env = dict(
-        os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={count}", JAX_PLATFORMS="cpu"
-    )
+    env = dict(os.environ, XLA_FLAGS=xla_flags(count), JAX_PLATFORMS="cpu")
     proc = subprocess.run(
         [sys.executable, "-c", SCRIPT],
         env=env,
