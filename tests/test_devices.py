@@ -11,7 +11,6 @@ import sys
 
 import pytest
 
-import jaxbai
 from jaxbai._devices import available_cores
 
 WARNING = "jaxbai: this grid runs on 1 of"
@@ -91,9 +90,10 @@ epochs."""
 
 LEVELS = """
 import jaxbai
+instance = jaxbai.bernoulli([0.8, 0.6, 0.5])
 out = {}
 for name in NAMES:
-    res = jaxbai.simulate(jaxbai.ALGORITHMS[name](), INSTANCE, epsilon=[0.5, 5.0], runs=6)
+    res = jaxbai.simulate(jaxbai.ALGORITHMS[name](), instance, epsilon=[0.5, 5.0], runs=6)
     out[name] = [res.tau.tolist(), res.recommendation.tolist()]
 print(json.dumps(out))
 """
@@ -107,9 +107,8 @@ def test_the_suites_compiler_level_changes_no_result():
 
     assert SUITE_XLA_FLAGS in os.environ["XLA_FLAGS"]
     script = LEVELS.replace("NAMES", repr(NOISES))
-    scope = {"json": json, "INSTANCE": jaxbai.bernoulli([0.8, 0.6, 0.5])}
     here = io.StringIO()
     with contextlib.redirect_stdout(here):
-        exec(script, scope)
-    default = run(script.replace("INSTANCE", "jaxbai.bernoulli([0.8, 0.6, 0.5])"))
+        exec(script, {"json": json})
+    default = run(script)
     assert json.loads(here.getvalue()) == json.loads(default.stdout)
