@@ -76,3 +76,25 @@ def test_readme_commands_have_help():
         )
         assert done.returncode == 0, f"python -m {module} --help failed: {done.stderr[-2000:]}"
         assert done.stdout.strip(), f"python -m {module} --help printed nothing"
+
+
+def console_commands(text: str) -> list[str]:
+    """The commands (``$ …`` without their comments) of the ```console blocks of a Markdown text."""
+    blocks = re.findall(r"```console\n(.*?)```", text, flags=re.S)
+    lines = [line for b in blocks for line in b.splitlines() if line.startswith("$ ")]
+    return [line[2:].split("  #")[0].strip() for line in lines]
+
+
+def test_ci_runs_the_readmes_commands_in_a_fresh_venv():
+    """`.ci/run` installs as the README tells a tester to and runs the README's test command,
+    both verbatim, inside a virtual environment it creates for the run."""
+    readme = README.read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    install = [c for c in console_commands(readme) if "[test]" in c]
+    assert install == ['pip install -e ".[test]"']
+    two_commands = re.findall(r"```bash\n(.*?)```", readme, flags=re.S)[0].splitlines()
+    test = [line.split("  #")[0].strip() for line in two_commands if "pytest" in line]
+    assert test == ["python -m pytest -q"]
+    venv = next(i for i, line in enumerate(ci) if "-m venv" in line)
+    activate = next(i for i, line in enumerate(ci) if "bin/activate" in line)
+    assert venv < activate < ci.index(install[0]) < ci.index(test[0])

@@ -143,9 +143,11 @@ def _loop_rate(loop: Any, means: tuple[float, ...], runs: int, delta: float, war
 
 def numba_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[str, float] | None:
     """Samples/s of a numba TTUCB scalar loop, parallel over runs on all cores."""
+    from jaxbai.extras import MissingExtra
+
     try:
         from experiments.bench import numba_loop
-    except ImportError:
+    except MissingExtra:
         return None
     rate = _loop_rate(numba_loop.ttucb_runs, means, runs, delta, 8)
     return rate | {"threads": numba_loop.threads()}
@@ -154,9 +156,11 @@ def numba_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[str, f
 def numba_lanes_rate(means: tuple[float, ...], runs: int, delta: float) -> dict[str, float] | None:
     """Samples/s of a hand-vectorised numba TTUCB (`experiments.bench.lanes`: blocks of lanes,
     SIMD over lanes), parallel over blocks on all cores."""
+    from jaxbai.extras import MissingExtra
+
     try:
         from experiments.bench import lanes
-    except ImportError:
+    except MissingExtra:
         return None
 
     def taus(means, runs, delta, seed):

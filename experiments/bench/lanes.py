@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from experiments.bench.numba_loop import BONUS, SIGMA2
+from jaxbai.extras import require
+
+numba = require("numba", extra="bench", purpose="the numba loops of experiments.bench")
 
 __all__ = ["LANES", "TABLE_SIZE", "ttucb_lanes"]
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
+
+from jaxbai.extras import require
+
+numba = require("numba", extra="bench", purpose="the numba loops of experiments.bench")
 
 __all__ = [
     "BONUS",

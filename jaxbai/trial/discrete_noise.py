@@ -48,6 +48,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import NamedTuple
 
+from jaxbai.extras import require
+
 __all__ = [
     "GRID_FRACTION",
     "IntegerNoise",
@@ -213,13 +215,11 @@ def _check(epsilon: float, sensitivity: int) -> None:
 
 
 def _opendp():
-    try:
-        import opendp.prelude as dp
-    except ImportError as err:
-        raise RuntimeError(
-            "real trials (noise='secure') draw their releases with OpenDP: "
-            "pip install opendp (or use noise='prng' for a rehearsal)"
-        ) from err
+    dp = require(
+        "opendp.prelude",
+        extra="trial",
+        purpose="a real trial's releases (noise='secure'; noise='prng' rehearses without it)",
+    )
     dp.enable_features("contrib")
     return dp
 
