@@ -28,8 +28,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jaxbai.trial import Trial, _store, backup, main, secure_noise
-from jaxbai.trial._store import CorruptStoreError
+from jaxbai.trial import Trial, _files, backup, main, secure_noise
+from jaxbai.trial._integrity import CorruptStoreError
 
 PROPERTY = settings(
     deadline=None,
@@ -42,7 +42,7 @@ PROPERTY = settings(
 def no_fsync(monkeypatch):
     """For tests of decisions rather than durability: skip the (slow) fsyncs."""
     monkeypatch.setattr(os, "fsync", lambda fd: None)
-    monkeypatch.setattr(_store, "SYNCHRONOUS", "OFF")
+    monkeypatch.setattr(_files, "SYNCHRONOUS", "OFF")
 
 
 def drive(t: Trial, records: int) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from jaxbai import trial
-from jaxbai.trial import Trial, _algorithm, _store, discrete_noise, secure_noise
+from jaxbai.trial import Trial, _algorithm, _files, discrete_noise, secure_noise
 
 MEANS = (0.9, 0.4, 0.2)
 
@@ -31,7 +31,7 @@ MEANS = (0.9, 0.4, 0.2)
 def no_fsync(monkeypatch):
     """For tests of decisions rather than durability: skip the (slow) fsyncs."""
     monkeypatch.setattr(os, "fsync", lambda fd: None)
-    monkeypatch.setattr(_store, "SYNCHRONOUS", "OFF")
+    monkeypatch.setattr(_files, "SYNCHRONOUS", "OFF")
 
 
 def uniform_stream(seed: int):

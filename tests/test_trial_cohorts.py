@@ -24,7 +24,7 @@ import pytest
 from scipy import stats
 
 from jaxbai import trial
-from jaxbai.trial import Trial, _release, _store
+from jaxbai.trial import Trial, _files, _release
 
 MEANS = (0.9, 0.4, 0.2)
 
@@ -33,7 +33,7 @@ MEANS = (0.9, 0.4, 0.2)
 def no_fsync(monkeypatch):
     """For tests of decisions rather than durability: skip the (slow) fsyncs."""
     monkeypatch.setattr(os, "fsync", lambda fd: None)
-    monkeypatch.setattr(_store, "SYNCHRONOUS", "OFF")
+    monkeypatch.setattr(_files, "SYNCHRONOUS", "OFF")
 
 
 def outcome(participant: int, arm: int, binary: bool = True, means=MEANS) -> float:

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from jaxbai.toptwo import TopTwoState
-from jaxbai.trial import Trial, _store
+from jaxbai.trial import Trial, _files
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -48,7 +48,7 @@ def legacy_leaves(state) -> list:
 def no_fsync(monkeypatch):
     """For tests of decisions rather than durability: skip the (slow) fsyncs."""
     monkeypatch.setattr(os, "fsync", lambda fd: None)
-    monkeypatch.setattr(_store, "SYNCHRONOUS", "OFF")
+    monkeypatch.setattr(_files, "SYNCHRONOUS", "OFF")
 
 
 def reward(n: int, arm: int) -> float:

@@ -29,13 +29,11 @@ Usage:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
 import random
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -68,18 +66,6 @@ def wilson(errors: int, runs: int, z: float = 1.96) -> tuple[float, float]:
     centre = (p + z * z / (2 * runs)) / (1 + z * z / runs)
     half = z * math.sqrt(p * (1 - p) / runs + z * z / (4 * runs * runs)) / (1 + z * z / runs)
     return max(0.0, centre - half), min(1.0, centre + half)
-
-
-@contextlib.contextmanager
-def _synchronous(mode: str) -> Iterator[None]:
-    """Trials opened inside use ``PRAGMA synchronous=mode`` (the δ check needs no fsync)."""
-    from jaxbai.trial import _store
-
-    saved, _store.SYNCHRONOUS = _store.SYNCHRONOUS, mode
-    try:
-        yield
-    finally:
-        _store.SYNCHRONOUS = saved
 
 
 def _one_by_one(t: Any, count: int, rng: random.Random) -> list[float]:
@@ -152,8 +138,9 @@ def _reward(rng: np.random.Generator, mean: float, outcomes: str) -> float:
 
 
 def delta_check(runs: int, directory: str) -> dict[str, Any]:
-    """Rehearsal δ-correctness: error counts and mean τ per algorithm and outcome mode."""
-    from jaxbai.trial import Trial
+    """Rehearsal δ-correctness: error counts and mean τ per algorithm and outcome mode (its
+    throwaway trials skip the fsyncs: `jaxbai.trial.synchronous`)."""
+    from jaxbai.trial import Trial, synchronous
 
     means, delta = (0.9, 0.1), 0.1
     report: dict[str, Any] = {"means": means, "epsilon": 1.0, "delta": delta, "runs": runs}
@@ -164,7 +151,7 @@ def delta_check(runs: int, directory: str) -> dict[str, Any]:
                 rng = np.random.default_rng(seed)
                 path = os.path.join(directory, f"{algorithm}-{outcomes}-{seed}.trial")
                 with (
-                    _synchronous("OFF"),
+                    synchronous("OFF"),
                     Trial.create(
                         path, algorithm, 2, 1.0, delta, seed, noise="prng", outcomes=outcomes
                     ) as t,

@@ -20,7 +20,8 @@ instant loses at most the record being written, and `Trial.open` continues exact
 stopped (state arrays bit for bit, JAX key, open assignments, held outcomes). Assignments are
 committed without waiting for the disk: they are a function of the stored state, so one lost to
 a power failure is issued again identically. A schema-1 JSON state file, and stores of schemas
-2 and 3, are migrated on open.
+2 and 3, are migrated on open. Rehearsals and simulations whose trials can be thrown away may
+skip the fsyncs (`synchronous`).
 
 Integrity and ownership. Every open verifies a SHA-256 digest of the state, the configuration
 and the assignment log, and refuses a store that fails it. The writer locks the database file
@@ -53,9 +54,10 @@ publication then states; with ``outcomes="binary"`` only 0 and 1 are accepted.
 Modules: `jaxbai.trial.discrete_noise` (exact discrete Laplace releases),
 `jaxbai.trial.secure_noise` (CSPRNG noise and the participant-side mechanisms),
 `jaxbai.trial.cli` (``python -m jaxbai.trial``); the private ``_config`` (constants and
-records), ``_algorithm`` (the algorithm glue), ``_store`` (the store, its lock and
-integrity), ``_schema1`` and ``_schema2`` (older layouts), ``_release`` (the releases) and
-``_trial`` (`Trial`).
+records), ``_algorithm`` (the algorithm glue), ``_store`` (the store), ``_files`` (its files:
+the lock, the log, atomic creation), ``_codec`` (its encodings), ``_integrity`` (its digest),
+``_migration``, ``_schema1`` and ``_schema2`` (older schemas), ``_backup`` (backups),
+``_release`` (the releases) and ``_trial`` (`Trial`).
 
 Example:
   >>> import os, tempfile
@@ -77,6 +79,7 @@ from jaxbai.trial._config import (
     TrialConfig,
     TrialStatus,
 )
+from jaxbai.trial._files import synchronous
 from jaxbai.trial._trial import Trial, backup
 from jaxbai.trial.cli import main
 from jaxbai.trial.secure_noise import privatize_locally
@@ -95,4 +98,5 @@ __all__ = [
     "main",
     "privatize_locally",
     "secure_noise",
+    "synchronous",
 ]

@@ -26,6 +26,7 @@ from typing import Any
 import jax
 import numpy as np
 
+import jaxbai.trial._backup as _backup
 import jaxbai.trial._store as _store
 import jaxbai.trial.secure_noise as secure_noise
 from jaxbai import _validate
@@ -531,4 +532,4 @@ def backup(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> No
     source = Path(source)
     if not source.is_file():
         raise FileNotFoundError(f"no trial at {source}")
-    _store.backup(source, Path(target))
+    _backup.backup(source, Path(target))
