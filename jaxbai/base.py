@@ -11,7 +11,9 @@ callers test for with ``isinstance(obj, Capability)``:
   (reports a stopping time other than the samples drawn, as published code may);
 * `Instance` — plus `ArmSums` (one arm's reward sum drawn exactly in O(1));
 * `Estimator` (the means of a Top Two algorithm) — plus `ReleasingEstimator` and
-  `EpisodicEstimator`.
+  `EpisodicEstimator`;
+* `Mechanism` (the participant-side mechanism of a local-DP estimator, for simulations, real
+  trials and audits).
 
 They are generic in their state and parameter types (``Algorithm[State, Params]``), pytrees the
 component defines: an algorithm's state has the members of `RunState`, an estimator's those of
@@ -22,16 +24,20 @@ are int32, means and rewards float32. ``docs/semantics.md §N`` fixes what the p
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 import jax
+import numpy as np
 from jax.typing import ArrayLike
 
 __all__ = [
     "PRIVACY_MODELS",
     "Algorithm",
     "AlgorithmInfo",
+    "AllocationTarget",
     "ArmSums",
+    "AsymptoticBound",
     "Budgeted",
     "Episodic",
     "EpisodicEstimator",
@@ -40,6 +46,7 @@ __all__ = [
     "Instance",
     "Key",
     "Mask",
+    "Mechanism",
     "PerArm",
     "Release",
     "Releasing",
@@ -63,6 +70,11 @@ State = TypeVar("State")
 Params = TypeVar("Params")
 EstimateT = TypeVar("EstimateT")
 
+AllocationTarget = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""ω* of an algorithm: (means (K,), epsilons (E,)) → (E, K), float64 on the host."""
+AsymptoticBound = Callable[[np.ndarray, float], float]
+"""A bound on lim sup E[τ]/log(1/δ) of an algorithm: (means (K,), ε) → float."""
+
 PRIVACY_MODELS = ("none", "local", "global")
 """Trust models: no privacy, ε-local DP (Definition 7), ε-global DP (Definition 8)."""
 
@@ -74,17 +86,27 @@ class AlgorithmInfo:
     Attributes:
         privacy: one of `PRIVACY_MODELS`.
         takes_epsilon: whether ε is a parameter (False: ε is ignored, e.g. TTUCB).
-        participant_mechanism: the mechanism participants run on their reward (local DP:
-            ``"randomised_response"``, ``"gaussian"``), else ``None``.
-        gamma: γ of the participant mechanism's (ε, γ) guarantee if it has one, else ``None``.
+        participant_mechanism: the `Mechanism` participants run on their reward (local DP),
+            else ``None``; its own options (γ of the Gaussian mechanism) are its attributes.
         unit_interval: whether privacy needs rewards in [0, 1].
+        allocation_target: the allocation ω* that the sampling rule is known to converge to,
+            ``(means (K,), epsilons (E,)) → (E, K)`` float64 on the host; None where none is
+            known (an eliminating algorithm, a target the paper does not state, a component
+            replaced after the factory built it).
+        asymptotic_bound: the paper's bound on lim sup E[τ]/log(1/δ), ``(means (K,), ε) →
+            float``; None where none is known.
+
+    The two functions come from the factory that built the algorithm, with its options (β, σ)
+    bound in, so a registered variant carries its own; every consumer (summaries, figures,
+    reports) reads them here and nowhere else.
     """
 
     privacy: str
     takes_epsilon: bool
-    participant_mechanism: str | None = None
-    gamma: float | None = None
+    participant_mechanism: Mechanism | None = None
     unit_interval: bool = False
+    allocation_target: AllocationTarget | None = None
+    asymptotic_bound: AsymptoticBound | None = None
 
     def __post_init__(self) -> None:
         if self.privacy not in PRIVACY_MODELS:
@@ -155,6 +177,53 @@ class ArmSums(Protocol):
         ...
 
 
+# ---------------------------------------------------------------------------------- mechanisms
+@runtime_checkable
+class Mechanism(Protocol):
+    """A participant-side mechanism of local DP (Definition 7), all of it in one static object.
+
+    A local-DP `Estimator` holds one as its ``participant_mechanism``. It privatises one reward
+    r ∈ [0, 1] — the range its privacy proof needs (sensitivity 1), which its callers check
+    (`Algorithm.privatize`, `jaxbai.trial.secure_noise.privatize_locally`) — in two forms:
+    `privatize`, the simulation sampler (JAX, traceable, from one uniform), and
+    `secure_privatize`, the real trials' sampler (on the host, in double precision, from the
+    operating system's CSPRNG). Its own options (γ of the Gaussian mechanism) are attributes of
+    the object, hashable and static; ε is an argument, a traced array in simulations (vmapped
+    over a grid) and a float in trials. jaxbai's are in `jaxbai.mechanisms`: randomised
+    response (Alg. 4, Lemma 12), the Gaussian mechanism (Alg. 8, Remark 13) and the Laplace
+    mechanism (Theorem 3).
+
+    Attributes:
+        name: display name (a trial's status and publication, the audit table).
+        outputs: the finite set of values it outputs, ascending (``(0.0, 1.0)`` for randomised
+            response), or ``None`` where it outputs any finite real; a trial records nothing
+            else.
+        gamma: γ of its (ε, γ)-local-DP guarantee (Alg. 8, Remark 13), ``None`` for pure
+            ε-local DP; the audit certifies it with δ = γ.
+    """
+
+    name: str
+    outputs: tuple[float, ...] | None
+    gamma: float | None
+
+    def added_variance(self, epsilon: jax.Array) -> jax.Array:
+        """Variance it adds to a reward, added to the σ² of costs, bonuses and thresholds
+        (Remark 13), float32 of ε's shape; 0 where σ already covers its outputs."""
+        ...
+
+    def privatize(self, u: ArrayLike, reward: ArrayLike, epsilon: ArrayLike) -> jax.Array:
+        """The privatised reward (float32), from a uniform ``u`` ∈ (0, 1) per reward."""
+        ...
+
+    def secure_privatize(
+        self, reward: float, epsilon: float, uniform: Callable[[], float]
+    ) -> float:
+        """The privatised reward on the host, from ``uniform()``, doubles in (0, 1) (the
+        CSPRNG's `jaxbai.trial.secure_noise.secure_uniform` in a real trial); the caller
+        checks r ∈ [0, 1] and ε (`jaxbai.trial.secure_noise.privatize_locally`)."""
+        ...
+
+
 # ---------------------------------------------------------------------------------- estimators
 class Estimate(Protocol):
     """The members of an estimator's state that the Top Two driver reads (a pytree).
@@ -182,30 +251,19 @@ class Estimator(Protocol[EstimateT]):
 
     Attributes:
         privacy: one of `PRIVACY_MODELS`.
-        participant_mechanism: the participant-side mechanism (``"randomised_response"``,
-            ``"gaussian"``) for local DP, else ``None``.
-        unit_rewards: rewards given to `privatize` must lie in [0, 1] (local DP).
+        participant_mechanism: under local DP, the `Mechanism` participants privatise their
+            reward with (the driver applies it before `observe` and adds its
+            `Mechanism.added_variance` to σ², Remark 13), else ``None``: observations are the
+            raw rewards.
         unit_observations: observations given to `observe` must lie in [0, 1] (global DP).
-        takes_gamma: whether the mechanism uses the γ of an (ε, γ)-DP guarantee.
     """
 
     privacy: str
-    participant_mechanism: str | None
-    unit_rewards: bool
+    participant_mechanism: Mechanism | None
     unit_observations: bool
-    takes_gamma: bool
 
     def init(self, num_arms: int) -> EstimateT:
         """The state before any observation (means 0, local counts 0)."""
-        ...
-
-    def added_variance(self, epsilon: jax.Array, gamma: jax.Array) -> jax.Array:
-        """Variance the mechanism adds to an observation, added to the σ² of costs, bonuses
-        and thresholds (Remark 13); 0 where the thresholds account for the noise."""
-        ...
-
-    def privatize(self, u: Scalar, reward: Scalar, params: object) -> Scalar:
-        """The participant-side mechanism applied to a raw reward (identity if none)."""
         ...
 
     def observe(
@@ -321,18 +379,30 @@ class Algorithm(Protocol[State, Params]):
 
     The object itself is static (hashable, usable as a `jax.jit` static argument); numbers that
     vary across a grid (ε, δ, β, …) live in the pytree that `params` returns, and the run's
-    state is a pytree with the members of `RunState`.
+    state is a pytree with the members of `RunState`. ``name`` and ``info`` are read on the host;
+    `params` runs eagerly and traced; `init`, `select`, `privatize`, `update` and `step` run
+    traced (under `jax.jit` and `jax.vmap`): pure functions of arrays, with no Python branch on
+    a value. A step reads rewards only through ``inst.draw`` (with the state's sample count as
+    the index), never ``inst.sample``: on a `jaxbai.instances.RewardTable` the t-th pull must
+    read participant t's row (`tests/test_contract.py` checks every registered algorithm).
 
     Attributes:
         name: registry name (``jaxbai.ALGORITHMS``).
-        info: its `AlgorithmInfo` (privacy model, ε, participant mechanism, γ, [0, 1]).
+        info: its `AlgorithmInfo` (privacy model, ε, participant mechanism, [0, 1]).
     """
 
     name: str
     info: AlgorithmInfo
 
     def params(self, epsilon: ArrayLike | None = None, delta: ArrayLike = 0.01) -> Params:
-        """Validated numeric parameters (ValueError before anything compiles)."""
+        """Numeric parameters, a pytree of arrays broadcast together.
+
+        Runs both eagerly and traced: `jaxbai.simulate` and trials call it with concrete values,
+        which it must validate (ValueError before anything compiles); the engine calls it under
+        `jax.vmap` over a grid's ε and δ (already validated), so it must also accept tracers:
+        jnp operations only, and checks only where the values are concrete
+        (``jaxbai.checks.is_concrete``, as `jaxbai.toptwo.TopTwo.params` does).
+        """
         ...
 
     def init(self, key: Key, params: Params, num_arms: int) -> State:

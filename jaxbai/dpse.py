@@ -27,8 +27,8 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxbai import _validate, mechanisms
-from jaxbai._arrays import argmax_random_ties, compensated, kahan_add, one_hot, tree_where
+from jaxbai import checks, mechanisms
+from jaxbai.arrays import argmax_random_ties, compensated, kahan_add, one_hot, tree_where
 from jaxbai.base import AlgorithmInfo, Instance, Release
 
 __all__ = [
@@ -146,9 +146,9 @@ class DPSE:
         """Validated (ε, δ), broadcast together."""
         if epsilon is None:
             raise ValueError("dp_se needs epsilon")
-        if _validate.is_concrete((epsilon, delta)):
-            _validate.check_epsilon(epsilon)
-            _validate.check_open_unit("delta", delta)
+        if checks.is_concrete((epsilon, delta)):
+            checks.check_epsilon(epsilon)
+            checks.check_open_unit("delta", delta)
         eps, dlt = jnp.broadcast_arrays(
             jnp.asarray(epsilon, jnp.float32), jnp.asarray(delta, jnp.float32)
         )
@@ -157,7 +157,7 @@ class DPSE:
     def init(self, key: jax.Array, params: DPSEParams, num_arms: int) -> DPSEState:
         """All arms active, epoch 1."""
         del params
-        num_arms = _validate.check_num_arms(num_arms)
+        num_arms = checks.check_num_arms(num_arms)
         zeros = jnp.zeros(num_arms, jnp.float32)
         return DPSEState(
             n=jnp.int32(0),
@@ -204,7 +204,7 @@ class DPSE:
             ValueError: (eagerly) a reward outside [0, 1] or not finite.
         """
         del key, params
-        _validate.check_unit_rewards("reward", reward)
+        checks.check_unit_rewards("reward", reward)
         return jnp.asarray(reward, jnp.float32)
 
     def _close_epoch(self, key, state, sums, constants, params, release) -> DPSEState:
@@ -268,7 +268,7 @@ class DPSE:
         Raises:
             ValueError: (eagerly) ``z`` outside [0, 1]. Under `jit` no check can run.
         """
-        _validate.check_unit_rewards("z", z)
+        checks.check_unit_rewards("z", z)
         constants = self._constants(state, params)
         state = self._add(state, arm, z)._replace(n=state.n + 1)
         sums = compensated(state.sums, state.sums_error)
@@ -293,14 +293,14 @@ class DPSE:
         stop, best = self.stopping(state, params)
         constants = self._constants(state, params)
         epoch_size = jnp.sum(state.active) * constants.pulls_per_arm
-        exhausted = state.n.astype(jnp.float32) + epoch_size > _validate.COUNT_MAX
+        exhausted = state.n.astype(jnp.float32) + epoch_size > checks.COUNT_MAX
         counts = jnp.where(state.active, constants.pulls_per_arm, 0.0)
         # round-robin from sample n, as ask/tell pulls (docs/semantics.md §21)
         sums = inst.sample_sum(key_reward, jnp.where(exhausted, 0.0, counts), state.n)
         pulled = state._replace(counts=state.counts + counts.astype(jnp.int32))
         ran = self._close_epoch(key_noise, pulled, sums, constants, params, None)
         ran = ran._replace(n=state.n + jnp.where(exhausted, 0, epoch_size).astype(jnp.int32))
-        out_of_budget = state._replace(n=jnp.int32(_validate.COUNT_MAX), exhausted=jnp.bool_(True))
+        out_of_budget = state._replace(n=jnp.int32(checks.COUNT_MAX), exhausted=jnp.bool_(True))
         halted = state._replace(stopped=jnp.bool_(True), recommendation=best)
         new = tree_where(stop, halted, tree_where(exhausted, out_of_budget, ran))
         return tree_where(state.stopped | state.exhausted, state, new)

@@ -6,10 +6,11 @@ and DAF a `jaxbai.base.ReleasingEstimator`.
 
 An estimator owns the privacy of an algorithm and its own state, which the driver nests as
 ``state.estimate``: `MeanEstimate` for the MLE family, `EpisodeEstimate` (with the episode
-bookkeeping) for DAF and DPA. `privatize` is the user-side (local) mechanism, applied to a raw
-reward before the algorithm sees it; `observe` folds an (already privatised) observation into
-the estimate, given the global counts after the pull. Arms are addressed by a one-hot mask
-``pulled`` (see `jaxbai._arrays`). Both are driven by a uniform u ∈ (0, 1) rather than a key,
+bookkeeping) for DAF and DPA. A local-DP estimator holds its user-side mechanism, a
+`jaxbai.base.Mechanism` (``participant_mechanism``), which the driver applies to a raw reward
+before the algorithm sees it; `observe` folds an (already privatised) observation into the
+estimate, given the global counts after the pull. Arms are addressed by a one-hot mask
+``pulled`` (see `jaxbai.arrays`). Both are driven by a uniform u ∈ (0, 1) rather than a key,
 so one hash feeds a whole simulation step; `observe` also receives the step's key, for the rare
 update that needs more than one uniform (one global episode ending for every arm at once).
 Global-DP estimators (DAF) add their noise inside `observe`, when an arm's phase ends; the noisy
@@ -28,8 +29,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxbai import mechanisms
-from jaxbai._arrays import compensated, every, kahan_add, uniform_from_bits
-from jaxbai.base import Key, Mask, PerArm, Release, Scalar
+from jaxbai.arrays import compensated, every, kahan_add, uniform_from_bits
+from jaxbai.base import Key, Mask, Mechanism, PerArm, Release, Scalar
 
 __all__ = [
     "CTB",
@@ -93,25 +94,13 @@ class MLE:
     """
 
     privacy: str = "none"
-    participant_mechanism: str | None = None
-    unit_rewards: bool = False
+    participant_mechanism: Mechanism | None = None
     unit_observations: bool = False
-    takes_gamma: bool = False
 
     def init(self, num_arms: int) -> MeanEstimate:
         """No observation yet."""
         zeros_f, zeros_i = _zeros(num_arms)
         return MeanEstimate(zeros_f, zeros_f, zeros_f, zeros_i)
-
-    def added_variance(self, epsilon: jax.Array, gamma: jax.Array) -> jax.Array:
-        """No mechanism, no added variance."""
-        del gamma
-        return jnp.zeros_like(epsilon)
-
-    def privatize(self, u: Scalar, reward: Scalar, params: Any) -> Scalar:
-        """Identity: the algorithm sees the raw reward."""
-        del u, params
-        return jnp.asarray(reward, jnp.float32)
 
     def observe(
         self,
@@ -132,34 +121,24 @@ class MLE:
 
 @dataclasses.dataclass(frozen=True)
 class CTB(MLE):
-    """Convert-To-Bernoulli (Alg. 4): MLE of randomised-response bits; ε-local DP (Lemma 12)."""
+    """Convert-To-Bernoulli (Alg. 4): MLE of randomised-response bits
+    (`jaxbai.mechanisms.RandomisedResponse`); ε-local DP (Lemma 12)."""
 
     privacy: str = "local"
-    participant_mechanism: str | None = "randomised_response"
-    unit_rewards: bool = True
-
-    def privatize(self, u: Scalar, reward: Scalar, params: Any) -> Scalar:
-        """r̃ ~ Ber((r(e^ε − 1) + 1)/(e^ε + 1)), computed stably via tanh(ε/2)."""
-        return mechanisms.randomised_response_from_uniform(u, reward, params.epsilon)
+    participant_mechanism: Mechanism | None = dataclasses.field(
+        default_factory=mechanisms.RandomisedResponse
+    )
 
 
 @dataclasses.dataclass(frozen=True)
 class GaussianMechanism(MLE):
-    """MLE of rewards perturbed by the (ε, γ) Gaussian mechanism (Alg. 8, Remark 13)."""
+    """MLE of rewards perturbed by the (ε, γ) Gaussian mechanism (Alg. 8, Remark 13), a
+    `jaxbai.mechanisms.GaussianNoise` that holds γ."""
 
     privacy: str = "local"
-    participant_mechanism: str | None = "gaussian"
-    unit_rewards: bool = True
-    takes_gamma: bool = True
-
-    def added_variance(self, epsilon: jax.Array, gamma: jax.Array) -> jax.Array:
-        """σ²_{ε,γ} of the Gaussian mechanism, added to the reward's σ² (Remark 13)."""
-        return mechanisms.gaussian_mechanism_sigma(epsilon, gamma) ** 2
-
-    def privatize(self, u: Scalar, reward: Scalar, params: Any) -> Scalar:
-        """r̃ = r + N(0, σ²_{ε,γ})."""
-        sigma = mechanisms.gaussian_mechanism_sigma(params.epsilon, params.gamma)
-        return reward + sigma * mechanisms.gaussian_from_uniform(u)
+    participant_mechanism: Mechanism | None = dataclasses.field(
+        default_factory=mechanisms.GaussianNoise
+    )
 
 
 EPISODE_MODES = ("per_arm", "global")
@@ -242,15 +221,10 @@ class DAF(_Episodic):
     """
 
     privacy: str = "global"
-    participant_mechanism: str | None = None
-    unit_rewards: bool = False
+    participant_mechanism: Mechanism | None = None
+    """None: the trusted curator sees raw rewards (global DP); its Laplace noise is accounted
+    for by the private thresholds, not by σ²."""
     unit_observations: bool = True
-    takes_gamma: bool = False
-
-    privatize = MLE.privatize
-    """Identity: the trusted curator sees raw rewards (global DP)."""
-    added_variance = MLE.added_variance
-    """The Laplace noise of DAF is accounted for by the private thresholds, not by σ²."""
 
     def _phase_end(
         self, estimate: EpisodeEstimate, counts: PerArm, pulled: Mask, z: Scalar
@@ -343,13 +317,8 @@ class DPA(_Episodic):
     """
 
     privacy: str = "none"
-    participant_mechanism: str | None = None
-    unit_rewards: bool = False
+    participant_mechanism: Mechanism | None = None
     unit_observations: bool = False
-    takes_gamma: bool = False
-
-    privatize = MLE.privatize
-    added_variance = MLE.added_variance
 
     def observe(
         self,

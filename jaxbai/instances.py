@@ -26,8 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxbai import _validate
-from jaxbai._arrays import one_hot, pick
+from jaxbai import checks
+from jaxbai.arrays import one_hot, pick
 from jaxbai.mechanisms import gaussian_from_uniform, open_uniform
 
 __all__ = [
@@ -188,8 +188,9 @@ class RewardTable(NamedTuple):
 
     @property
     def means(self) -> jax.Array:
-        """Column means: the mean reward of each arm over the participants."""
-        return jnp.mean(self.table, axis=0)
+        """Column means: the mean reward of each arm over the participants (a grid's stacked
+        tables ``(..., T, K)`` give ``(..., K)``)."""
+        return jnp.mean(self.table, axis=-2)
 
     def sample(self, key: jax.Array, arm: ArrayLike) -> jax.Array:
         """The reward of ``arm`` of a participant drawn uniformly at random (a row)."""
@@ -229,10 +230,10 @@ class RewardTable(NamedTuple):
 
 
 def _means_vector(means: ArrayLike) -> np.ndarray:
-    arr = _validate.as_float_array("means", means)
+    arr = checks.as_float_array("means", means)
     if arr.ndim != 1:
         raise ValueError(f"means must be a 1-D sequence, got shape {arr.shape}")
-    _validate.check_num_arms(arr.shape[0])
+    checks.check_num_arms(arr.shape[0])
     if not np.isfinite(arr).all():
         raise ValueError(f"means must be finite, got {arr.tolist()}")
     return arr
@@ -260,7 +261,7 @@ def gaussian(means: ArrayLike, sigma: float = 1.0) -> Gaussian:
         Array(0.5, dtype=float32)
     """
     arr = _means_vector(means)
-    sig = _validate.check_positive("sigma", sigma)
+    sig = checks.check_positive("sigma", sigma)
     if sig.ndim != 0:
         raise ValueError("sigma must be a scalar")
     return Gaussian(jnp.asarray(arr, jnp.float32), jnp.float32(sig))
@@ -273,11 +274,11 @@ def beta(a: ArrayLike, b: ArrayLike) -> Beta:
         >>> beta([2.0, 1.0], [1.0, 1.0]).means
         Array([0.6666667, 0.5      ], dtype=float32)
     """
-    a_arr = _validate.check_positive("a", a)
-    b_arr = _validate.check_positive("b", b)
+    a_arr = checks.check_positive("a", a)
+    b_arr = checks.check_positive("b", b)
     if a_arr.shape != b_arr.shape or a_arr.ndim != 1:
         raise ValueError(f"a and b must be 1-D of equal length, got {a_arr.shape}, {b_arr.shape}")
-    _validate.check_num_arms(a_arr.shape[0])
+    checks.check_num_arms(a_arr.shape[0])
     return Beta(jnp.asarray(a_arr, jnp.float32), jnp.asarray(b_arr, jnp.float32))
 
 
@@ -296,9 +297,9 @@ def reward_table(table: ArrayLike) -> RewardTable:
     shape = np.shape(table)
     if len(shape) != 2 or shape[0] < 1:
         raise ValueError(f"table must be 2-D (T, K) with T >= 1, got shape {shape}")
-    _validate.check_num_arms(shape[1])
-    if _validate.is_concrete(table):  # a traced table (under jit) passes unchecked
-        arr = _validate.as_float_array("table", table)
+    checks.check_num_arms(shape[1])
+    if checks.is_concrete(table):  # a traced table (under jit) passes unchecked
+        arr = checks.as_float_array("table", table)
         if not np.isfinite(arr).all() or (arr < 0).any() or (arr > 1).any():
             raise ValueError("every reward of the table must be a finite number in [0, 1]")
     return RewardTable(jnp.asarray(table, jnp.float32))

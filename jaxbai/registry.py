@@ -1,26 +1,31 @@
 """The one registry of algorithms: name → factory, with the metadata every consumer reads.
 
-`jaxbai.ALGORITHMS` is the registry. The trial (`jaxbai.trial`), the sweep CLI, the experiment
-grids, plots and reports read an algorithm's display name, privacy model, participant-side
-mechanism, whether it takes ε and which threshold families it offers from its entry, never
-from lists of their own. Adding an algorithm is one `register` call with its factory:
+`jaxbai.ALGORITHMS` is the registry, and the one place every per-algorithm fact is read from:
+the trial (`jaxbai.trial`), the sweep, the experiment grids, plots and reports keep no lists of
+their own. An entry holds the factory, the display name, the plot style, the threshold families
+and whether it runs the paper's published code; everything that can depend on the options —
+privacy model, whether ε is used, the participant mechanism, the allocation target and the
+asymptotic bound — is the `jaxbai.base.AlgorithmInfo` of the algorithm built with those
+options (`AlgorithmEntry.info`), never of the factory's defaults. Adding an algorithm is one
+`register` call with its factory:
 
-Example:
+Examples:
     >>> import dataclasses
     >>> import jaxbai
     >>> def my_adap_tt(**options):
     ...     return dataclasses.replace(jaxbai.adap_tt(beta=0.3, **options), name="my_adap_tt")
     >>> entry = jaxbai.register("my_adap_tt", my_adap_tt, "AdaP-TT (β = 0.3)")
-    >>> entry.privacy, entry.takes_epsilon, entry.thresholds
-    ('global', True, ('heuristic', 'theory'))
+    >>> entry.info().privacy, entry.thresholds, entry.style != jaxbai.ALGORITHMS["adap_tt"].style
+    ('global', ('heuristic', 'theory'), True)
+    >>> entry.info().asymptotic_bound is not None  # Theorem 22 at β = 0.3
+    True
     >>> jaxbai.ALGORITHMS["my_adap_tt"]().beta
     0.3
     >>> jaxbai.unregister("my_adap_tt")
 
 Entries are callable like the factory they hold (``jaxbai.ALGORITHMS["ttucb"](threshold=…)``),
-and reject an option the factory does not take. An entry's ``privacy``, ``participant_mechanism``
-and ``takes_epsilon`` are those of the algorithm's `jaxbai.base.AlgorithmInfo`; ``episodic`` says
-whether it is `jaxbai.base.Episodic`.
+and reject an option the factory does not take; ``episodic`` says whether the default build is
+`jaxbai.base.Episodic`.
 """
 
 from __future__ import annotations
@@ -29,19 +34,48 @@ import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
-from jaxbai import dpse, thresholds, toptwo
-from jaxbai.base import Algorithm, Episodic
+from jaxbai import dpse, plugins, thresholds, toptwo
+from jaxbai.base import Algorithm, AlgorithmInfo, Episodic
 
 __all__ = [
     "ALGORITHMS",
-    "PUBLISHED_VARIANTS",
+    "PALETTE",
     "AlgorithmEntry",
     "Registry",
+    "Style",
     "register",
     "unregister",
 ]
+
+
+class Style(NamedTuple):
+    """How an algorithm's curve is drawn (matplotlib colour, marker and line style)."""
+
+    color: str
+    marker: str
+    linestyle: str = "-"
+
+
+PALETTE = tuple(
+    Style(color, marker)
+    for marker in ("o", "s", "D", "^", "v", "P", "X", "*")
+    for color in (
+        "black",
+        "tab:blue",
+        "tab:orange",
+        "tab:green",
+        "tab:red",
+        "tab:purple",
+        "tab:brown",
+        "tab:pink",
+        "tab:olive",
+        "tab:cyan",
+    )
+)
+"""The styles `register` assigns, in order, to entries registered without one: the first
+that no registered entry has (80 in all, then they repeat)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,15 +86,18 @@ class AlgorithmEntry:
         name: registry key (also ``factory().name``).
         factory: builds the algorithm from keyword options (static configuration).
         display_name: name used in figures and reports.
-        privacy: trust model, one of ``"none"``, ``"local"``, ``"global"``.
-        participant_mechanism: the mechanism participants run (local DP), else None.
-        takes_epsilon: whether ε is a parameter (False: the algorithm ignores it).
         thresholds: the stopping-threshold families the factory's ``threshold`` option takes
             (empty if it has none, e.g. DP-SE).
         options: the keyword options of the factory (``("**",)`` when it takes any: a factory
             with ``**options`` validates them itself).
         episodic: whether the algorithm is `jaxbai.base.Episodic` (plans its pulls by episodes,
             Appendix H).
+        style: how figures draw it (assigned at registration, `PALETTE`).
+        published_code_of: the registry name of the paper's algorithm that this entry runs as
+            the paper's published code does (docs/published-code.md), else None.
+        plugin: the module whose import registers it (`jaxbai.plugins`: the plugin being
+            loaded, else the factory's module), None for jaxbai's own and for one registered
+            in ``__main__``; a trial records it.
 
     `fused_refusal` says whether the fused GPU kernel runs the algorithm (docs/semantics.md
     §32), and if not, why.
@@ -69,12 +106,21 @@ class AlgorithmEntry:
     name: str
     factory: Callable[..., Algorithm]
     display_name: str
-    privacy: str
-    participant_mechanism: str | None
-    takes_epsilon: bool
     thresholds: tuple[str, ...]
     options: tuple[str, ...]
     episodic: bool
+    style: Style
+    published_code_of: str | None = None
+    plugin: str | None = None
+
+    def info(self, **options: Any) -> AlgorithmInfo:
+        """The `jaxbai.base.AlgorithmInfo` of the algorithm built with ``options``: privacy
+        model, ε, participant mechanism, allocation target and asymptotic bound.
+
+        Raises:
+            ValueError: as `__call__`.
+        """
+        return self(**options).info
 
     @functools.cached_property
     def fused_refusal(self) -> str | None:
@@ -142,8 +188,15 @@ def _takes_threshold(options: tuple[str, ...], alg: Algorithm) -> bool:
     return "threshold" in options or ("**" in options and hasattr(alg, "threshold"))
 
 
-def _entry(name: str, factory: Callable[..., Algorithm], display_name: str) -> AlgorithmEntry:
-    """An entry whose metadata is read from the algorithm the factory builds by default."""
+def _entry(
+    name: str,
+    factory: Callable[..., Algorithm],
+    display_name: str,
+    style: Style,
+    published_code_of: str | None,
+) -> AlgorithmEntry:
+    """An entry whose threshold families and episodic flag are read from the algorithm the
+    factory builds by default."""
     parameters = inspect.signature(factory).parameters.values()
     options = tuple(
         "**" if p.kind is inspect.Parameter.VAR_KEYWORD else p.name
@@ -157,13 +210,23 @@ def _entry(name: str, factory: Callable[..., Algorithm], display_name: str) -> A
         name=name,
         factory=factory,
         display_name=display_name,
-        privacy=alg.info.privacy,
-        participant_mechanism=alg.info.participant_mechanism,
-        takes_epsilon=alg.info.takes_epsilon,
         thresholds=thresholds.THRESHOLD_FAMILIES if _takes_threshold(options, alg) else (),
         options=options,
         episodic=isinstance(alg, Episodic),
+        style=style,
+        published_code_of=published_code_of,
+        plugin=_plugin_of(factory),
     )
+
+
+def _plugin_of(factory: Callable[..., Algorithm]) -> str | None:
+    """The plugin being loaded, else the module that defines ``factory`` (None for jaxbai's
+    own and for ``__main__``)."""
+    target = factory.func if isinstance(factory, functools.partial) else factory
+    module = plugins.loading() or getattr(target, "__module__", None)
+    if module is None or module == "__main__" or module.split(".")[0] == "jaxbai":
+        return None
+    return module
 
 
 class Registry(Mapping[str, AlgorithmEntry]):
@@ -197,12 +260,18 @@ class Registry(Mapping[str, AlgorithmEntry]):
         factory: Callable[..., Algorithm],
         display_name: str | None = None,
         *,
+        style: Style | None = None,
+        published_code_of: str | None = None,
         replace: bool = False,
     ) -> AlgorithmEntry:
         """Add ``factory`` under ``name`` (see `register`)."""
         if name in self._entries and not replace:
             raise ValueError(f"{name!r} is already registered (pass replace=True)")
-        entry = _entry(name, factory, display_name or name)
+        if published_code_of is not None:
+            self.get_entry(published_code_of)
+        others = {n: e for n, e in self._entries.items() if n != name}
+        style = style or _unused_style(e.style for e in others.values())
+        entry = _entry(name, factory, display_name or name, style, published_code_of)
         self._entries[name] = entry
         return entry
 
@@ -212,20 +281,17 @@ class Registry(Mapping[str, AlgorithmEntry]):
         del self._entries[name]
 
 
+def _unused_style(taken: Iterator[Style]) -> Style:
+    """The first style of `PALETTE` that no entry has (colour and marker)."""
+    used = {(s.color, s.marker) for s in taken}
+    free = [s for s in PALETTE if (s.color, s.marker) not in used]
+    return free[0] if free else PALETTE[len(used) % len(PALETTE)]
+
+
 ALGORITHMS = Registry()
 """Every algorithm jaxbai knows, by name (the paper's six, their one-global-episode forms,
 TTUCB-DPA, the threshold-aware AdaP-TT* variant, the published code's TTUCB, AdaP-TT and DP-SE,
 plus any a user registers)."""
-
-
-PUBLISHED_VARIANTS = {
-    "ttucb": "ttucb_published",
-    "adap_tt": "adap_tt_published",
-    "dp_se": "dp_se_published",
-}
-"""Each paper algorithm that the code published with the paper implements → the registered
-variant that runs it as that code does (docs/published-code.md). The published code has no
-CTB-TT, Gaussian-mechanism TTUCB or AdaP-TT*."""
 
 
 def register(
@@ -233,21 +299,35 @@ def register(
     factory: Callable[..., Algorithm],
     display_name: str | None = None,
     *,
+    style: Style | None = None,
+    published_code_of: str | None = None,
     replace: bool = False,
 ) -> AlgorithmEntry:
-    """Register an algorithm in `ALGORITHMS`; its metadata is read from ``factory()``.
+    """Register an algorithm in `ALGORITHMS`.
 
     Args:
         name: registry key; ``factory().name`` must equal it.
         factory: keyword options → algorithm (satisfying `jaxbai.base.Algorithm`); it must
-            build with no arguments.
+            build with no arguments. What depends on the options (privacy, ε, bounds) is read
+            from the algorithm it builds with them (`AlgorithmEntry.info`).
         display_name: name for figures and reports (default: ``name``).
+        style: how figures draw it (default: the first unused style of `PALETTE`).
+        published_code_of: the registered paper algorithm it runs as the paper's published
+            code does, if it is such a variant.
         replace: allow replacing an existing entry.
 
     Raises:
-        ValueError: the name is taken, or the factory's algorithm disagrees with it.
+        ValueError: the name is taken, the factory's algorithm disagrees with it, or
+            ``published_code_of`` is not registered.
     """
-    return ALGORITHMS.register(name, factory, display_name, replace=replace)
+    return ALGORITHMS.register(
+        name,
+        factory,
+        display_name,
+        style=style,
+        published_code_of=published_code_of,
+        replace=replace,
+    )
 
 
 def unregister(name: str) -> None:
@@ -255,30 +335,42 @@ def unregister(name: str) -> None:
     ALGORITHMS.unregister(name)
 
 
-for _name, _factory, _display in (
-    ("ttucb", toptwo.ttucb, "TTUCB"),
-    ("ctb_tt", toptwo.ctb_tt, "CTB-TT"),
-    ("gauss_ldp_tt", toptwo.gauss_ldp_tt, "Gauss-LDP-TT"),
-    ("adap_tt", toptwo.adap_tt, "AdaP-TT"),
-    ("adap_tt_star", toptwo.adap_tt_star, "AdaP-TT*"),
-    ("dp_se", dpse.dp_se, "DP-SE"),
-    ("ttucb_dpa", toptwo.ttucb_dpa, "TTUCB-DPA"),
+_PAPER = (
+    ("ttucb", toptwo.ttucb, "TTUCB", Style("black", "s")),
+    ("ctb_tt", toptwo.ctb_tt, "CTB-TT", Style("tab:blue", "o")),
+    ("gauss_ldp_tt", toptwo.gauss_ldp_tt, "Gauss-LDP-TT", Style("tab:cyan", "v")),
+    ("adap_tt", toptwo.adap_tt, "AdaP-TT", Style("tab:orange", "o")),
+    ("adap_tt_star", toptwo.adap_tt_star, "AdaP-TT*", Style("tab:green", "D")),
+    ("dp_se", dpse.dp_se, "DP-SE", Style("tab:red", "^")),
+    ("ttucb_dpa", toptwo.ttucb_dpa, "TTUCB-DPA", Style("tab:purple", "P")),
     (
         "ttucb_dpa_global",
         functools.partial(toptwo.ttucb_dpa, episodes="global"),
         "TTUCB-DPA (global)",
+        Style("tab:pink", "X"),
     ),
-    ("adap_tt_global", functools.partial(toptwo.adap_tt, episodes="global"), "AdaP-TT (global)"),
+    (
+        "adap_tt_global",
+        functools.partial(toptwo.adap_tt, episodes="global"),
+        "AdaP-TT (global)",
+        Style("tab:brown", "o"),
+    ),
     (
         "adap_tt_star_global",
         functools.partial(toptwo.adap_tt_star, episodes="global"),
         "AdaP-TT* (global)",
+        Style("tab:olive", "D"),
     ),
     # A variant beyond the paper (docs/threshold-aware-challenger.md).
-    ("adap_tt_star_ratio", toptwo.adap_tt_star_ratio, "AdaP-TT* (W/c challenger)"),
-    # The algorithms of the paper's published code (docs/published-code.md).
-    ("ttucb_published", toptwo.ttucb_published, "TTUCB (published code)"),
-    ("adap_tt_published", toptwo.adap_tt_published, "AdaP-TT (published code)"),
-    ("dp_se_published", dpse.dp_se_published, "DP-SE (published code)"),
-):
-    register(_name, _factory, _display)
+    ("adap_tt_star_ratio", toptwo.adap_tt_star_ratio, "AdaP-TT* (W/c challenger)", None),
+)
+_PUBLISHED_CODE = (  # drawn as the paper algorithm they stand for, dashed
+    ("ttucb_published", toptwo.ttucb_published, "TTUCB (published code)", "ttucb"),
+    ("adap_tt_published", toptwo.adap_tt_published, "AdaP-TT (published code)", "adap_tt"),
+    ("dp_se_published", dpse.dp_se_published, "DP-SE (published code)", "dp_se"),
+)
+for _name, _factory, _display, _style in _PAPER:
+    register(_name, _factory, _display, style=_style)
+for _name, _factory, _display, _paper in _PUBLISHED_CODE:
+    _dashed = ALGORITHMS[_paper].style._replace(linestyle="--")
+    register(_name, _factory, _display, style=_dashed, published_code_of=_paper)

@@ -13,6 +13,8 @@ The run also compiles with LLVM's optimisation level 1 (`SUITE_XLA_FLAGS`, added
 (level 0 compiles a little faster still but runs those twice as slowly). The level changes how
 XLA's loops are turned into machine code, not what they compute (XLA CPU does not use fast
 math), and `tests/test_devices.py` checks that results equal those at the default level.
+
+The fixtures that several test modules use are defined here (`no_fsync`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 
 import pytest
 
@@ -51,3 +54,15 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     for directory in _CREATED:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def no_fsync(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """For tests of a trial's decisions rather than its durability: skip the (slow) fsyncs,
+    the store's commits included (`jaxbai.trial.synchronous`). jaxbai is imported here, not at
+    the top of this file, which must not start JAX before `pytest_configure` has run."""
+    from jaxbai import trial
+
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
+    with trial.synchronous("OFF"):
+        yield

@@ -14,8 +14,10 @@ from __future__ import annotations
 import csv
 import dataclasses
 import functools
+from typing import NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -125,13 +127,13 @@ def test_narrowed_algorithm_simulates(name):
 def _trial_record(path, name, cohorts):
     """Publication of a short rehearsal of ``name`` (Bernoulli outcomes from a fixed stream)."""
     entry = jaxbai.ALGORITHMS[name]
-    local = entry.participant_mechanism is not None
+    local = entry.info().participant_mechanism is not None
     rng = np.random.default_rng(0)
     with Trial.create(
         path,
         name,
         3,
-        epsilon=2.0 if entry.takes_epsilon else None,
+        epsilon=2.0 if entry.info().takes_epsilon else None,
         delta=0.1,
         seed=1,
         noise="prng",
@@ -180,11 +182,82 @@ def test_narrowed_algorithms_sweep(tmp_path):
         assert tau == want.tolist(), name
 
 
+class DrawOnlyTable(NamedTuple):
+    """A reward table that answers only `draw` and `sample_sum` (how the engine reads rewards):
+    its `sample` is NaN, so a step that samples a random participant instead of reading the
+    t-th participant's row never stops on it."""
+
+    table: jax.Array
+    unit_interval = True
+    means = jaxbai.RewardTable.means
+    draw = jaxbai.RewardTable.draw
+    sample_sum = jaxbai.RewardTable.sample_sum
+
+    def sample(self, key, arm):
+        del key, arm
+        return jnp.float32(jnp.nan)
+
+
+class SamplesInsteadOfDrawing(NamedTuple):
+    """What a step that calls ``inst.sample`` sees: every draw is a sample."""
+
+    inner: jaxbai.RewardTable
+    unit_interval = True
+
+    @property
+    def means(self):
+        return self.inner.means
+
+    def draw(self, u, key, arm, index):
+        del u, index
+        return self.inner.sample(key, arm)
+
+
+TABLE = jaxbai.reward_table(
+    (np.random.default_rng(7).random((BUDGET, 3)) < np.array([0.8, 0.5, 0.3])).astype(np.float32)
+)
+
+
+def _on_table(alg, inst, draws="per_sample"):
+    jobs = engine.grid_jobs(inst, np.asarray(_epsilon(alg) or np.inf), 0.1, RUNS)
+    return engine.run_grid(alg, jobs, seed=3, max_samples=BUDGET, draws=draws)
+
+
+def _reads_rows(alg) -> bool:
+    """Whether ``alg`` gives the same runs on `TABLE` and on its draw-only twin."""
+    want, got = _on_table(alg, TABLE), _on_table(alg, DrawOnlyTable(TABLE.table))
+    return all(
+        np.array_equal(getattr(got, f), getattr(want, f))
+        for f in ("tau", "recommendation", "censored", "counts")
+    )
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", NAMES)
+def test_every_step_reads_rewards_through_draw(name):
+    """On a reward table the t-th pull reads row t: the same runs when `sample` is NaN."""
+    alg = jaxbai.ALGORITHMS[name]()
+    assert _reads_rows(alg)
+    assert (_on_table(alg, TABLE).tau > 0).all()
+
+
+@pytest.mark.integration
+def test_a_step_that_samples_is_caught():
+    """The check itself: a TTUCB whose step samples instead of drawing fails it."""
+    ttucb = jaxbai.ttucb()
+
+    def step(key, state, inst, params):
+        return ttucb.step(key, state, SamplesInsteadOfDrawing(inst), params)
+
+    planted = narrowed(ttucb, [base.Algorithm], name="sampling_ttucb", step=step)
+    assert not _reads_rows(planted)
+
+
 def test_a_component_without_a_protocol_member_is_refused():
     """An estimator missing a core member is named at construction, not deep in a trace."""
     est = narrowed(jaxbai.MLE(), [base.Estimator])
     partial = type("Partial", (), {"privacy": "none", "observe": est.observe})()
-    with pytest.raises(ValueError, match="added_variance"):
+    with pytest.raises(ValueError, match="init, participant_mechanism, unit_observations"):
         dataclasses.replace(jaxbai.ttucb(), estimator=partial)
     with pytest.raises(ValueError, match="EpisodicTopTwo"):
         dataclasses.replace(jaxbai.ttucb(), estimator=jaxbai.DAF())

@@ -4,28 +4,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import subprocess
-import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _flags import xla_flags
+from _grids import FIELDS, assert_same, run_with_devices, separate_runs_on_the_shared_stream
 from _laws import same_discrete, same_tau
 
 import jaxbai
 from jaxbai import engine
-from jaxbai.base import Budgeted
-from jaxbai.engine.run import with_draws
+from jaxbai.engine.prepare import with_draws
 from jaxbai.toptwo import transportation_cost_challenger
 
 pytestmark = pytest.mark.integration
 
 INST = jaxbai.bernoulli([0.9, 0.6, 0.5])
 DELTAS = [0.2, 0.05, 0.01]
-FIELDS = ("tau", "recommendation", "censored", "rounds", "counts")
 SHARING = sorted(n for n, f in jaxbai.ALGORITHMS.items() if engine.shares_deltas(f(), INST))
 """Every registered algorithm whose sampling ignores δ."""
 
@@ -40,37 +35,6 @@ def _release_compiled_programs():
 
 def jobs(runs: int = 8, deltas=DELTAS, epsilon=(0.5, 5.0)) -> engine.Jobs:
     return engine.grid_jobs(INST, list(epsilon), deltas, runs)
-
-
-def assert_same(a: engine.GridResult, b: engine.GridResult) -> None:
-    for field in FIELDS:
-        np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
-
-
-def separate_runs_on_the_shared_stream(alg, grid: engine.Jobs, seed: int, max_samples: int):
-    """Each job run alone at its own δ, but with its trajectory's stream (key of (run, ε)):
-    the step as `jaxbai.engine` runs it (fold_in(stream, n), or per-episode budgeted steps),
-    written out here without the engine's lanes, tables or sharing."""
-    num_arms = INST.means.shape[-1]
-
-    def one(epsilon, delta, run):
-        key = engine.job_key(jax.random.key(seed, impl="threefry2x32"), run, epsilon, None)
-        init_key, stream = jax.random.split(key)
-        params = alg.params(epsilon=epsilon, delta=delta)
-        state = alg.init(init_key, params, num_arms)
-        cap = jnp.int32(max_samples)
-
-        def step(s):
-            if isinstance(alg, Budgeted):
-                return alg.budgeted_step(stream, s, INST, params, cap)
-            return alg.step(jax.random.fold_in(stream, s.n), s, INST, params)
-
-        final = jax.lax.while_loop(lambda s: ~s.stopped & (s.n < cap), step, state)
-        rounds = alg.rounds(final) if hasattr(alg, "rounds") else jnp.int32(-1)
-        return final.n, final.recommendation, final.stopped, rounds, final.counts
-
-    args = (jnp.float32(grid.epsilon), jnp.float32(grid.delta), jnp.int32(grid.run))
-    return jax.device_get(jax.jit(jax.vmap(one))(*args))
 
 
 def draw_modes(name: str) -> list[str]:
@@ -202,14 +166,7 @@ json.dump({f: np.asarray(getattr(res, f)).tolist() for f in FIELDS}, sys.stdout)
 
 
 def test_same_results_on_one_and_four_devices():
-    def run(count: int) -> dict:
-        env = dict(os.environ, XLA_FLAGS=xla_flags(count), JAX_PLATFORMS="cpu")
-        proc = subprocess.run(
-            [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, check=True
-        )
-        return json.loads(proc.stdout)
-
-    assert run(1) == run(4)
+    assert run_with_devices(SCRIPT, 1) == run_with_devices(SCRIPT, 4)
 
 
 @pytest.mark.statistical

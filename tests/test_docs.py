@@ -73,7 +73,7 @@ def test_algorithms_table_is_the_registry(path):
     for name, entry in jaxbai.ALGORITHMS.items():
         algorithm, privacy, episodic, families = rows[name]
         assert algorithm.startswith(entry.display_name), name
-        assert privacy == entry.privacy, name
+        assert privacy == entry.info().privacy, name
         assert episodic == ("yes" if entry.episodic else "no"), name
         assert families == (", ".join(entry.thresholds) or "—"), name
 

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.stats
-from _flags import xla_flags
+from _grids import FIELDS, assert_same, run_with_devices
 
 import jaxbai
 from jaxbai import engine
@@ -20,18 +17,11 @@ from jaxbai import engine
 pytestmark = pytest.mark.integration
 
 INST = jaxbai.bernoulli([0.9, 0.6, 0.5])
-FIELDS = ("tau", "recommendation", "censored", "rounds", "counts")
 
 
 def small_jobs(runs: int = 12) -> engine.Jobs:
     """A grid with very different stopping times across cells."""
     return engine.grid_jobs(INST, [0.3, 3.0, 30.0], 0.1, runs)
-
-
-def assert_same(a: engine.GridResult, b: engine.GridResult) -> None:
-    """Bitwise-identical per-job results."""
-    for field in FIELDS:
-        np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
 
 
 @pytest.mark.parametrize(
@@ -80,23 +70,9 @@ json.dump(out, sys.stdout)
 """.replace("FIELDS", repr(FIELDS))
 
 
-def run_with_devices(count: int) -> dict:
-    """Run SCRIPT in a fresh interpreter with ``count`` forced host devices."""
-    env = dict(os.environ, XLA_FLAGS=xla_flags(count), JAX_PLATFORMS="cpu")
-    proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=600,
-    )
-    return json.loads(proc.stdout)
-
-
 def test_same_results_on_one_and_four_devices():
     """Sharding jobs over 4 host devices changes nothing, bit for bit."""
-    one, four = run_with_devices(1), run_with_devices(4)
+    one, four = run_with_devices(SCRIPT, 1), run_with_devices(SCRIPT, 4)
     assert (one["devices"], four["devices"]) == (1, 4)
     assert one["adap_tt_star"] == four["adap_tt_star"]
     assert one["dp_se"] == four["dp_se"]

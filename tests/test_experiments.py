@@ -164,7 +164,7 @@ def user_algorithm():
 def test_registered_algorithm_runs_through_the_sweep_api(user_algorithm, tmp_path):
     fig2 = grids.config_from_preset("fig2", algorithms=(user_algorithm,))
     assert fig2.epsilons_for(user_algorithm) == grids.GLOBAL_EPSILONS
-    assert jaxbai.ALGORITHMS[user_algorithm].privacy == "global"
+    assert jaxbai.ALGORITHMS[user_algorithm].info().privacy == "global"
     assert jaxbai.ALGORITHMS[user_algorithm].display_name == "AdaP-TT (β = 0.3, fixed)"
     assert sweep.make_algorithm(user_algorithm, "theory") == _adap_tt_fixed()
 
@@ -229,7 +229,7 @@ def _runs(algorithm: str, instance: str, eps: float, mean: float, errors=0, cens
     cens = np.arange(n) >= n - censored
     return {
         "algorithm": np.full(n, algorithm, object),
-        "privacy": np.full(n, jaxbai.ALGORITHMS[algorithm].privacy, object),
+        "privacy": np.full(n, jaxbai.ALGORITHMS[algorithm].info().privacy, object),
         "instance": np.full(n, instance, object),
         "means": np.full(n, "0.9 0.5", object),
         "K": np.full(n, 2),
@@ -317,7 +317,7 @@ def test_slope_claims_need_three_epsilons_per_panel():
     """A slope claim fits a line per (instance, δ) only where three uncensored ε lie in its
     regime; with fewer (a sweep over δ at one ε, say) it names no cell instead of one
     "slope n/a" per panel, and says why."""
-    from experiments.analysis.claims import NO_SLOPE
+    from experiments.analysis.verdicts import NO_SLOPE
 
     cells = [(alg, "i", e, 100.0 / e) for alg in ("adap_tt", "adap_tt_star") for e in (0.01, 0.03)]
     cells += [("ctb_tt", "i", 0.1, 1e5)]

@@ -12,12 +12,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _grids import assert_same
 
 import jaxbai
 from experiments.bench.kernels import lane_pool
 from jaxbai import engine
-from jaxbai.engine import _fused, _lanes
-from jaxbai.engine import run as run_module
+from jaxbai.engine import fused_kernel, lane_program, prepare
 
 NAMES = tuple(jaxbai.ALGORITHMS)
 ARMS = (2, 3, 5, 8, 13)
@@ -59,8 +59,7 @@ def test_fused_grid_equals_xla_grid_or_is_refused(name: str) -> None:
     fused = engine.run_grid(alg, jobs, kernel="fused", **options)
     assert (xla.kernel, fused.kernel) == ("xla", "fused")
     assert 0 < xla.censored.sum() < len(jobs), "the grid must mix stopped and censored jobs"
-    for field in ("tau", "recommendation", "rounds", "counts", "censored"):
-        np.testing.assert_array_equal(getattr(fused, field), getattr(xla, field), err_msg=field)
+    assert_same(fused, xla)
     assert fused.lane_steps == xla.lane_steps
 
 
@@ -78,8 +77,7 @@ def test_fused_grid_with_shared_deltas_equals_xla_grid() -> None:
     fused = engine.run_grid(alg, jobs, kernel="fused", **options)
     assert xla.shared_deltas and fused.shared_deltas
     assert 0 < xla.censored.sum() < len(jobs), "the grid must mix stopped and censored jobs"
-    for field in ("tau", "recommendation", "rounds", "counts", "censored"):
-        np.testing.assert_array_equal(getattr(fused, field), getattr(xla, field), err_msg=field)
+    assert_same(fused, xla)
 
 
 def test_blocks_of_lanes_equal_the_xla_loop() -> None:
@@ -88,9 +86,9 @@ def test_blocks_of_lanes_equal_the_xla_loop() -> None:
     jobs = engine.grid_jobs(instance(4), [1.0], 0.01, 16)
     lanes, step = lane_pool(per_sample("adap_tt"), jobs, 4)
     limit = jnp.int32(300)
-    xla_step = _lanes._lanes_step(step.args[0], limit, lambda ln: ln)
+    xla_step = lane_program.lanes_step(step.args[0], limit, lambda ln: ln)
     xla = jax.jit(lambda p: jax.lax.fori_loop(0, 400, lambda _, ln: xla_step(ln), p))(lanes)
-    fused = jax.jit(lambda p: _fused.fused_steps(step, limit, 400, p, True, block=4))(lanes)
+    fused = jax.jit(lambda p: fused_kernel.fused_steps(step, limit, 400, p, True, block=4))(lanes)
     assert bool(jnp.all(xla.state.stopped | (xla.state.n >= 300)))
     for a, b in zip(jax.tree_util.tree_leaves(xla), jax.tree_util.tree_leaves(fused), strict=True):
         np.testing.assert_array_equal(a, b)
@@ -99,7 +97,7 @@ def test_blocks_of_lanes_equal_the_xla_loop() -> None:
 def lowers_for_cuda(alg: jaxbai.Algorithm, jobs: engine.Jobs, num_arms: int) -> bool:
     """Whether the fused kernel of ``alg`` on ``jobs`` lowers for CUDA (Triton backend)."""
     lanes, step = lane_pool(alg, jobs, num_arms)
-    kernel = jax.jit(lambda p: _fused.fused_steps(step, jnp.int32(10**6), 16, p, False))
+    kernel = jax.jit(lambda p: fused_kernel.fused_steps(step, jnp.int32(10**6), 16, p, False))
     triton = jax.export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")
     try:
         jax.export.export(kernel, platforms=["cuda"], disabled_checks=[triton])(lanes)
@@ -117,7 +115,7 @@ def test_registry_coverage_is_what_lowers_for_cuda(name: str) -> None:
     alg = per_sample(name)
     for num_arms in ARMS:
         jobs = engine.grid_jobs(instance(num_arms), [1.0], 0.01, 16)
-        fused = run_module._fused_grid(alg, jobs, np.arange(16), "gpu", 16)
+        fused = prepare._fused_grid(alg, jobs, np.arange(16), "gpu", 16)
         if not isinstance(fused, str):
             assert lowers_for_cuda(*fused), f"{name} at K = {num_arms} does not lower"
     refusal = jaxbai.ALGORITHMS[name].fused_refusal
@@ -130,7 +128,7 @@ def test_lowered_primitives_have_triton_rules() -> None:
     """Each primitive the kernel admits has a lowering rule in Pallas' Triton backend."""
     lowering = pytest.importorskip("jax._src.pallas.triton.lowering")
     rules = {str(p) for p in lowering.triton_lowering_rules}
-    assert _fused.LOWERED_PRIMITIVES <= rules, sorted(_fused.LOWERED_PRIMITIVES - rules)
+    assert fused_kernel.LOWERED_PRIMITIVES <= rules, sorted(fused_kernel.LOWERED_PRIMITIVES - rules)
 
 
 def test_refusals_name_their_reason() -> None:

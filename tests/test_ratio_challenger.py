@@ -16,7 +16,7 @@ import pytest
 import scipy.stats
 
 import jaxbai
-from experiments.studies import reference
+from experiments.studies import reference, reference_formulas
 from jaxbai.toptwo import threshold_aware_challenger, transportation_cost_challenger
 
 MIXED = (0.9, 0.7, 0.3)
@@ -37,7 +37,7 @@ def test_same_stopping_rule_as_adap_tt_star(threshold, episodes):
     assert alg == dataclasses.replace(star, name=alg.name, challenger=threshold_aware_challenger)
     entry = jaxbai.ALGORITHMS["adap_tt_star_ratio"]
     assert entry(threshold=threshold, episodes=episodes) == alg
-    assert entry.thresholds == ("heuristic", "theory") and entry.privacy == "global"
+    assert entry.thresholds == ("heuristic", "theory") and entry.info().privacy == "global"
 
 
 def _states(alg, params, steps, seed):
@@ -77,11 +77,11 @@ def test_challenger_minimises_cost_over_threshold(threshold):
             if a == b:
                 continue
             args = (means[b], means[a], counts[b], counts[a])
-            w = reference.private_cost(*args, sigma2, EPSILON)
+            w = reference_formulas.private_cost(*args, sigma2, EPSILON)
             if threshold == "theory":
-                c = reference.c_tilde_private(*args, 0.05, EPSILON, sigma2, num_arms)
+                c = reference_formulas.c_tilde_private(*args, 0.05, EPSILON, sigma2, num_arms)
             else:
-                c = reference.heuristic_tilde(*args, 0.05, EPSILON, sigma2)
+                c = reference_formulas.heuristic_tilde(*args, 0.05, EPSILON, sigma2)
             ratios[a] = w / c
         want = min(ratios, key=ratios.get)
         others = [r for a, r in ratios.items() if a != want]

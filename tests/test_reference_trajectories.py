@@ -68,8 +68,9 @@ def tables(seed: int, arm_means: tuple[float, ...] = MEANS) -> dict[str, np.ndar
     }
 
 
-def observations(name: str, epsilon: float, gamma: float, seed: int) -> np.ndarray:
-    """What the algorithm sees: the rewards, privatised by the user-side mechanism if local DP."""
+def observations(name: str, epsilon: float, gamma: float | None, seed: int) -> np.ndarray:
+    """What the algorithm sees: the rewards, privatised by the user-side mechanism if local DP
+    (``gamma``: the Gaussian mechanism's)."""
     t = tables(seed)
     reward = t["reward"].astype(np.float64)
     if name == "ctb_tt":
@@ -217,7 +218,8 @@ def test_top_two_matches_reference(name, kwargs, epsilon, seed):
     """Alg. 6–10 (Alg. 1 instances): identical arms, τ and recommendation."""
 
     def table(alg, eps):
-        return observations(name, eps, alg.gamma, seed)
+        mechanism = alg.info.participant_mechanism
+        return observations(name, eps, None if mechanism is None else mechanism.gamma, seed)
 
     jax_and_reference(name, kwargs, epsilon, seed, table)
 
@@ -331,12 +333,11 @@ def test_every_registered_algorithm_has_a_transcription_case():
     and the published-code variants (tests/test_published.py); the transcription's own lists
     (kept independent of jaxbai) name registered algorithms, its episodic ones exactly the
     registered episodic ones."""
-    from jaxbai.registry import PUBLISHED_VARIANTS
-
     built = {
         jaxbai.ALGORITHMS[p.values[0]](**p.values[1]).name for p in (*TOP_TWO_CASES, *BATCHED_CASES)
     }
-    assert set(jaxbai.ALGORITHMS) - {"dp_se", *PUBLISHED_VARIANTS.values()} <= built
+    published = {n for n, e in jaxbai.ALGORITHMS.items() if e.published_code_of}
+    assert set(jaxbai.ALGORITHMS) - {"dp_se", *published} <= built
     assert set(reference.TOP_TWO) <= set(jaxbai.ALGORITHMS)
     episodic = {n for n in reference.TOP_TWO if jaxbai.ALGORITHMS.get_entry(n).episodic}
     assert set(reference.EPISODIC) == episodic

@@ -2,31 +2,41 @@
 
 The first tests pin one finding each (duplicate grid values, unsafe labels, damaged
 checkpoints, unwritable outputs, a grid too big for memory, floats for integers, a paper
-instance's name with other means). The property-based tests then try 400 generated inputs,
+instance's name with other means). The property-based tests then try 460 generated inputs,
 derandomized so that every run tries the same ones: 150 experiment files built from the
-schema's keys with valid and invalid values, 100 arbitrary TOML texts and 150 sweep command
-lines. Each is only parsed and validated (nothing compiles): it must give a configuration, or
-the project's own `ValueError` with a one-line message (`SystemExit(2)` from argparse),
-never another exception.
+schema's keys with valid and invalid values, 60 valid ones, 100 arbitrary TOML texts and 150
+sweep command lines. Each is only parsed and validated (nothing compiles): it must give the
+configuration of the values it sets, or the project's own error with a one-line message that
+names a key or flag it was given (a `ConfigError`; a `ValueError` of the distributed options;
+`SystemExit(2)` from argparse), never another exception.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import io
 import json
 import math
 import os
+import re
+import sys
 
 import pytest
+from _algorithms import ALL
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from experiments import config, sweep
-from experiments.config.specs import ConfigError
+from experiments.config.errors import ConfigError, format_key
 from experiments.sweep import cli, distributed
 from jaxbai import PAPER_INSTANCES, engine
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 
 def _grid(instances: str = '["mu1"]', algorithms: str = '["ttucb"]', extra: str = "") -> str:
@@ -145,11 +155,11 @@ def test_the_size_bound_is_runs_times_bytes_per_run(monkeypatch):
     text = _grid('["mu1", "mu2"]', '["adap_tt", "ttucb"]', "deltas = [0.1, 0.01]\nruns = 10\n")
     text += "global_epsilons = [0.1, 0.2, 0.5, 1, 2, 5, 10]\n"
     assert config.grid_runs(config.loads(text)) == 320
-    monkeypatch.setattr(config, "memory_bytes", lambda: 320 * config.RUN_BYTES)
+    monkeypatch.setattr(config.validation, "memory_bytes", lambda: 320 * config.RUN_BYTES)
     config.loads(text)
-    monkeypatch.setattr(config, "memory_bytes", lambda: 320 * config.RUN_BYTES - 1)
+    monkeypatch.setattr(config.validation, "memory_bytes", lambda: 320 * config.RUN_BYTES - 1)
     assert "the grid has 320 runs" in _refused(text)
-    monkeypatch.setattr(config, "memory_bytes", lambda: None)  # unknown: no bound
+    monkeypatch.setattr(config.validation, "memory_bytes", lambda: None)  # unknown: no bound
     config.loads(text)
 
 
@@ -226,7 +236,7 @@ def test_a_read_only_out_is_one_line(tmp_path, capsys, monkeypatch):
     def mkstemp(dir, prefix):
         raise PermissionError(errno.EROFS, "Read-only file system", os.path.join(dir, prefix))
 
-    monkeypatch.setattr(sweep.tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(sweep.outputs.tempfile, "mkstemp", mkstemp)
     err = _cli_error(capsys, [*TINY, "--out", str(tmp_path / "out")])
     assert f"output directory {tmp_path / 'out'}: " in err
     assert err.endswith(": Read-only file system")
@@ -313,25 +323,125 @@ FILES = st.fixed_dictionaries(
 )
 
 
+def _toml_string(text: str) -> str:
+    """``text`` as a TOML basic string: JSON's, with the characters outside the BMP as they
+    are (JSON's surrogate-pair escapes are no TOML) and DEL escaped (JSON leaves it raw)."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
 def _toml(value: object) -> str:
     """``value`` as a TOML value (inline tables and arrays)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and not math.isfinite(value):
         return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, (int, float, str)):
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, (int, float)):
         return json.dumps(value)
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
-    return "{" + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + "}"
+    return "{" + ", ".join(f"{_toml_string(k)} = {_toml(v)}" for k, v in value.items()) + "}"
 
 
-def _valid_or_own_error(load) -> None:
-    """``load()`` gives a configuration or a one-line `ValueError`; anything else fails."""
+DEFAULTS = {f.name: f.default for f in dataclasses.fields(config.SweepConfig)}
+"""The value of each configuration field that a file leaves out."""
+
+
+def _entry_name(entry: object) -> object:
+    """The name an instances or algorithms entry gives: itself, or its table's ``name``."""
+    return entry["name"] if isinstance(entry, dict) else entry
+
+
+def _assert_loaded_as_given(cfg: config.SweepConfig, data: dict) -> None:
+    """``cfg`` holds the values that the file's ``data`` sets, and the defaults elsewhere."""
+    for key in ("runs", "max_samples", "seed", "threshold", "draws", "device", "description"):
+        assert getattr(cfg, key) == data.get(key, DEFAULTS[key]), key
+    assert cfg.name == data.get("name", "config")
+    grids = {"local_epsilons": cfg.local_epsilons, "global_epsilons": cfg.global_epsilons}
+    for key, grid in grids.items():
+        assert grid == tuple(data.get("epsilons", data.get(key, DEFAULTS[key]))), key
+    assert cfg.deltas == tuple(data.get("deltas", DEFAULTS["deltas"]))
+    assert cfg.instance_names == tuple(map(_entry_name, data["instances"]))
+    assert cfg.algorithm_labels == tuple(map(_entry_name, data["algorithms"]))
+
+
+def _assert_names_a_key(err: ConfigError, data: dict | None) -> None:
+    """``err`` is one line, located in grid.toml, naming a key of the file's ``data`` (a key
+    every file needs, if left out), or the whole file when it is not TOML (``data`` None)."""
+    message = str(err)
+    assert "\n" not in message and err.source == "grid.toml", message
+    if data is None:
+        assert err.path == () and message.startswith("grid.toml: invalid TOML: "), message
+        return
+    assert err.path and err.path[0] in {*data, "instances", "algorithms"}, message
+    assert f"{format_key(err.path)}: " in message, message
+
+
+def _loads_as_given_or_names_a_key(text: str) -> None:
+    """`config.loads` gives the configuration of what ``text`` sets, or a `ConfigError`
+    naming one of its keys (`_assert_names_a_key`); any other exception fails the test."""
     try:
-        load()
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        data = None
+    try:
+        cfg = config.loads(text, source="grid.toml")
+    except ConfigError as err:
+        _assert_names_a_key(err, data)
+    else:
+        assert data is not None, "a text that is not TOML was accepted"
+        _assert_loaded_as_given(cfg, data)
+
+
+def _assert_flags_applied(cfg: config.SweepConfig, args) -> None:
+    """Each grid flag given on the command line sets its field of ``cfg``."""
+    for key in ("runs", "max_samples", "seed", "threshold", "draws"):
+        if getattr(args, key) is not None:
+            assert getattr(cfg, key) == getattr(args, key), key
+    for key, value in (
+        ("deltas", cli._flat(args.deltas)),
+        ("algorithm_labels", cli._flat(args.algorithms)),
+    ):
+        if value is not None:
+            assert getattr(cfg, key) == value, key
+    if args.epsilons is not None:
+        assert cfg.local_epsilons == cfg.global_epsilons == cli._flat(args.epsilons)
+    if args.instances is not None:
+        given = cli._flat(args.instances)
+        assert cfg.instance_names[: len(given)] == given
+
+
+def _config_from_flags_or_names_a_flag(args, argv: list[str]) -> None:
+    """`cli.config_from_args` applies the flags, or raises a one-line `ConfigError` whose key
+    is a flag of ``argv`` (``--instances/--means``: either)."""
+    try:
+        cfg = cli.config_from_args(args)
+    except ConfigError as err:
+        flags = err.path[0].split("/") if err.path else []
+        assert "\n" not in str(err) and any(flag in argv for flag in flags), (str(err), argv)
+    else:
+        _assert_flags_applied(cfg, args)
+
+
+DISTRIBUTED_FLAGS = ("--distributed", "--coordinator", "--num-processes", "--process-id")
+
+
+def _initialize_options_or_names_a_flag(args, argv: list[str]) -> None:
+    """`distributed.initialize_options` gives None exactly when no flag of a jax.distributed
+    run is given, else the options the flags set; or a one-line `ValueError` naming a flag of
+    ``argv``."""
+    try:
+        options = distributed.initialize_options(args)
     except ValueError as err:
-        assert str(err) and "\n" not in str(err), repr(err)
+        named = re.findall(r"--[a-z-]+", str(err))
+        assert "\n" not in str(err) and set(named) & set(argv), (str(err), argv)
+        return
+    assert (options is None) == (not set(DISTRIBUTED_FLAGS) & set(argv))
+    if options is not None:
+        assert options["heartbeat_timeout_seconds"] == args.heartbeat_timeout
+        assert options["initialization_timeout"] == args.startup_timeout
+        assert options.get("coordinator_address") == args.coordinator
 
 
 PROPERTY = settings(
@@ -346,14 +456,46 @@ PROPERTY = settings(
 @PROPERTY
 @given(FILES)
 def test_generated_experiment_files_validate_or_name_the_error(data):
+    _loads_as_given_or_names_a_key("\n".join(f"{key} = {_toml(v)}" for key, v in data.items()))
+
+
+VALID_GRID = st.lists(st.floats(1e-3, 0.5), min_size=1, max_size=4, unique=True)
+VALID_FILES = st.fixed_dictionaries(
+    {
+        "instances": st.lists(st.sampled_from(sorted(PAPER_INSTANCES)), min_size=1, max_size=3,
+                              unique=True),
+        "algorithms": st.lists(st.sampled_from(ALL), min_size=1, max_size=3, unique=True),
+    },
+    optional={
+        "runs": st.integers(1, 100),
+        "max_samples": st.integers(1, 2**31 - 1),
+        "seed": st.integers(0, 2**32 - 1),
+        "local_epsilons": VALID_GRID,
+        "global_epsilons": VALID_GRID,
+        "deltas": VALID_GRID,
+        "threshold": st.sampled_from(["heuristic", "theory"]),
+        "draws": st.sampled_from(engine.DRAWS),
+        "device": st.sampled_from(["cpu", "gpu"]),
+        "name": st.text(max_size=8),
+        "description": st.text(max_size=12),
+    },
+)  # fmt: skip
+"""Experiment files that are valid by construction: paper instances, registered algorithms."""
+
+
+@settings(PROPERTY, max_examples=60)
+@given(VALID_FILES)
+def test_valid_experiment_files_load_as_given(data):
+    """The configuration of a valid file holds its values (the generated files above are
+    nearly all refused, so this is where loading them is checked)."""
     text = "\n".join(f"{key} = {_toml(value)}" for key, value in data.items())
-    _valid_or_own_error(lambda: config.loads(text, source="grid.toml"))
+    _assert_loaded_as_given(config.loads(text, source="grid.toml"), data)
 
 
 @settings(PROPERTY, max_examples=100)
 @given(st.text(alphabet='[]{}=",.#\n\t -_abceilmnrsu0123456789', max_size=60))
 def test_arbitrary_toml_texts_validate_or_name_the_error(text):
-    _valid_or_own_error(lambda: config.loads(text, source="grid.toml"))
+    _loads_as_given_or_names_a_key(text)
 
 
 FLAG_VALUES = {
@@ -402,5 +544,5 @@ def test_generated_command_lines_parse_or_exit_2(flags):
         assert exit_.code == cli.EXIT_USAGE
         assert stderr.getvalue().strip().count("\n") == 0, stderr.getvalue()
         return
-    _valid_or_own_error(lambda: cli.config_from_args(args))
-    _valid_or_own_error(lambda: distributed.initialize_options(args))
+    _config_from_flags_or_names_a_flag(args, argv)
+    _initialize_options_or_names_a_flag(args, argv)

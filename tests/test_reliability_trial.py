@@ -28,7 +28,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jaxbai.trial import Trial, _files, backup, main, secure_noise
+from jaxbai.mechanisms import GaussianNoise, LaplaceNoise, RandomisedResponse
+from jaxbai.trial import Trial, backup, main, secure_noise
 from jaxbai.trial._integrity import CorruptStoreError
 
 PROPERTY = settings(
@@ -36,13 +37,6 @@ PROPERTY = settings(
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-
-
-@pytest.fixture
-def no_fsync(monkeypatch):
-    """For tests of decisions rather than durability: skip the (slow) fsyncs."""
-    monkeypatch.setattr(os, "fsync", lambda fd: None)
-    monkeypatch.setattr(_files, "SYNCHRONOUS", "OFF")
 
 
 def drive(t: Trial, records: int) -> None:
@@ -185,8 +179,9 @@ def test_an_outcome_names_the_participant_it_was_issued_for(tmp_path, no_fsync):
 @pytest.mark.parametrize("epsilon", [math.inf, 1e9, math.nan, 0.0, -1.0, "1", True, None])
 def test_participant_side_refuses_the_epsilons_a_trial_refuses(epsilon):
     for mechanism in (
-        lambda: secure_noise.privatize_locally(0.5, epsilon),
-        lambda: secure_noise.privatize_locally(0.5, epsilon, gamma=0.001),
+        lambda: secure_noise.privatize_locally(RandomisedResponse(), 0.5, epsilon),
+        lambda: secure_noise.privatize_locally(GaussianNoise(0.001), 0.5, epsilon),
+        lambda: secure_noise.privatize_locally(LaplaceNoise(), 0.5, epsilon),
         lambda: secure_noise.secure_randomised_response(0.5, epsilon),
         lambda: secure_noise.gaussian_sigma(epsilon, 0.001),
     ):
@@ -199,16 +194,18 @@ def test_participant_side_refuses_the_epsilons_a_trial_refuses(epsilon):
 @pytest.mark.parametrize("gamma", [0.0, 1.0, -0.1, math.nan, 1.5, "0.1"])
 def test_participant_side_refuses_bad_gammas(gamma):
     with pytest.raises(ValueError, match="gamma must"):
-        secure_noise.privatize_locally(0.5, 1.0, gamma=gamma)
+        GaussianNoise(gamma)
 
 
 def test_privatize_command_line_refuses_bad_parameters():
     for argv in (
-        ["--epsilon", "inf"],
-        ["--epsilon", "inf", "--gamma", "0.001"],
-        ["--epsilon", "1", "--gamma", "0"],
-        ["--epsilon", "nan"],
-        ["--epsilon", "-1"],
+        ["--algorithm", "ctb_tt", "--epsilon", "inf"],
+        ["--algorithm", "gauss_ldp_tt", "--epsilon", "inf", "--option", "gamma=0.001"],
+        ["--algorithm", "gauss_ldp_tt", "--epsilon", "1", "--option", "gamma=0"],
+        ["--algorithm", "ctb_tt", "--epsilon", "1", "--option", "beta=2"],
+        ["--algorithm", "ctb_tt", "--epsilon", "nan"],
+        ["--algorithm", "ctb_tt", "--epsilon", "-1"],
+        ["--algorithm", "adap_tt", "--epsilon", "1"],  # not local-DP: no participant mechanism
     ):
         code, out, err = cli("privatize", "0.7", *argv)
         assert code == 2 and out == "" and err.startswith("error: ") and err.count("\n") == 1

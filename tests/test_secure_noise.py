@@ -1,4 +1,5 @@
-"""Tests for jaxbai.trial.secure_noise: CSPRNG uniforms, exact log, snapping, local mechanisms.
+"""Tests for jaxbai.trial.secure_noise: CSPRNG uniforms, exact log, snapping, local mechanisms
+(randomised response, Lemma 12; Gaussian, Alg. 8; Laplace, Theorem 3).
 
 Statistical checks use the Dvoretzky–Kiefer–Wolfowitz inequality, valid for any distribution
 (discrete ones included): P(sup_x |F_n(x) − F(x)| > t) ≤ 2 exp(−2 n t²). With n = 20 000 draws
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from jaxbai.mechanisms import GaussianNoise, LaplaceNoise, RandomisedResponse
 from jaxbai.trial import secure_noise
 
 N = 20_000
@@ -152,15 +154,47 @@ def test_gaussian_mechanism_distribution():
     assert sup_distance(out, cdf, points) < math.sqrt(math.log(2 / ALPHA) / (2 * n))
 
 
-def test_privatize_locally_validates_and_dispatches():
-    assert secure_noise.privatize_locally(0.7, 1.0) in (0.0, 1.0)
-    z = secure_noise.privatize_locally(0.7, 1.0, gamma=0.01)
-    assert isinstance(z, float) and z not in (0.0, 1.0)
+def test_laplace_mechanism_distribution():
+    """reward + Lap(1/ε): the DKW band around the Laplace(r, 1/ε) CDF, which excludes
+    Laplace(r, 1.2/ε) (power: the same draws, the same band)."""
+    reward, epsilon, stream = 0.3, 0.5, uniform_stream(4)
+    out = np.array(
+        [secure_noise.secure_laplace_mechanism(reward, epsilon, stream) for _ in range(N)]
+    )
+    points = reward + np.linspace(-8, 8, 1601) / epsilon
+    assert sup_distance(out, lambda x: laplace_cdf(x - reward, 1 / epsilon), points) < DKW
+    assert sup_distance(out, lambda x: laplace_cdf(x - reward, 1.2 / epsilon), points) > DKW
+    with pytest.raises(ValueError, match="epsilon must be finite"):
+        secure_noise.secure_laplace_mechanism(reward, math.inf)
+
+
+@pytest.mark.parametrize(
+    "mechanism", [RandomisedResponse(), GaussianNoise(0.01), LaplaceNoise()], ids=lambda m: m.name
+)
+def test_privatize_locally_validates_and_runs_the_mechanism(mechanism):
+    """The mechanism's own secure sampler on a checked reward: the same draws as calling it
+    directly, one of its outputs where it has a finite set."""
+    z = secure_noise.privatize_locally(mechanism, 0.7, 1.0, uniform=uniform_stream(5))
+    assert z == mechanism.secure_privatize(0.7, 1.0, uniform_stream(5))
+    assert isinstance(z, float) and (mechanism.outputs is None or z in mechanism.outputs)
     for bad in (math.nan, math.inf, -math.inf, 1.5, -0.1, "0.5", None):
         with pytest.raises(ValueError):
-            secure_noise.privatize_locally(bad, 1.0)
-    clipped = secure_noise.privatize_locally(7.0, 1.0, clip=True, uniform=uniform_stream(3))
-    at_one = secure_noise.privatize_locally(1.0, 1.0, uniform=uniform_stream(3))
+            secure_noise.privatize_locally(mechanism, bad, 1.0)
+    for bad in (math.inf, 0.0, 31.0, "1"):
+        with pytest.raises(ValueError, match="epsilon must be"):
+            secure_noise.privatize_locally(mechanism, 0.5, bad)
+    clipped = secure_noise.privatize_locally(
+        mechanism, 7.0, 1.0, clip=True, uniform=uniform_stream(3)
+    )
+    at_one = secure_noise.privatize_locally(mechanism, 1.0, 1.0, uniform=uniform_stream(3))
     assert clipped == at_one
     with pytest.raises(ValueError):
-        secure_noise.privatize_locally(math.nan, 1.0, clip=True)
+        secure_noise.privatize_locally(mechanism, math.nan, 1.0, clip=True)
+
+
+def test_privatize_locally_refuses_what_is_not_a_mechanism():
+    """The mechanism of an algorithm that is not local-DP is None."""
+    for bad in (None, "randomised response", 0.01):
+        with pytest.raises(ValueError, match="participant-side mechanism"):
+            secure_noise.privatize_locally(bad, 0.5, 1.0)
+    assert RandomisedResponse().secure_privatize(1.0, 30.0, uniform_stream(0)) == 1.0

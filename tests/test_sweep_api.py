@@ -11,7 +11,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from experiments import sweep
-from experiments.analysis.claims import Claim
+from experiments.analysis.verdicts import Claim
 from experiments.config import grids
 from experiments.sweep import cli
 

@@ -13,8 +13,7 @@ import pytest
 
 from experiments import config
 from experiments.analysis import overlay
-from experiments.config import grids
-from experiments.config.specs import ConfigError
+from experiments.config import ConfigError, grids
 from experiments.sweep import cli
 
 pytestmark = pytest.mark.integration

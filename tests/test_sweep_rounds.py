@@ -23,11 +23,13 @@ def _runs(algorithm, instance="i", eps=1.0, delta=0.01, tau=1024, c=(40, 44), ce
     rounds_of = np.resize(np.asarray(c), n)
     return {
         "algorithm": np.full(n, algorithm, object),
-        "privacy": np.full(n, jaxbai.ALGORITHMS[algorithm].privacy, object),
+        "privacy": np.full(n, jaxbai.ALGORITHMS[algorithm].info().privacy, object),
         "instance": np.full(n, instance, object),
         "means": np.full(n, "0.9 0.5 0.4 0.3 0.2", object),
         "K": np.full(n, 5),
-        "epsilon": np.full(n, eps if jaxbai.ALGORITHMS[algorithm].privacy != "none" else np.inf),
+        "epsilon": np.full(
+            n, eps if jaxbai.ALGORITHMS[algorithm].info().privacy != "none" else np.inf
+        ),
         "delta": np.full(n, delta),
         "threshold": np.full(n, "heuristic", object),
         "seed": np.zeros(n, int),

@@ -13,8 +13,8 @@ import pytest
 import scipy.stats
 
 import jaxbai
-from jaxbai._arrays import argmax_random_ties
-from jaxbai.engine import _lanes
+from jaxbai.arrays import argmax_random_ties
+from jaxbai.engine import lane_program
 
 ALL = sorted(jaxbai.ALGORITHMS)
 TOPTWO = [name for name in ALL if isinstance(jaxbai.ALGORITHMS[name](), jaxbai.TopTwo)]
@@ -176,9 +176,9 @@ def test_new_epsilon_or_delta_does_not_recompile():
     """A grid with new ε and δ values (same shapes) reuses the compiled program."""
     alg, inst = jaxbai.adap_tt(), jaxbai.bernoulli(EASY)
     jaxbai.simulate(alg, inst, epsilon=[1.0, 2.0], delta=0.1, runs=4, lanes_per_device=8)
-    before = _lanes.advance._cache_size()
+    before = lane_program.advance._cache_size()
     jaxbai.simulate(alg, inst, epsilon=[3.0, 7.0], delta=0.05, runs=4, lanes_per_device=8)
-    assert _lanes.advance._cache_size() == before
+    assert lane_program.advance._cache_size() == before
 
 
 def test_gaussian_mechanism_variance_enters_costs():

@@ -22,16 +22,10 @@ import numpy as np
 import pytest
 
 from jaxbai import trial
-from jaxbai.trial import Trial, _algorithm, _files, discrete_noise, secure_noise
+from jaxbai.mechanisms import GaussianNoise, RandomisedResponse
+from jaxbai.trial import Trial, _algorithm, discrete_noise, secure_noise
 
 MEANS = (0.9, 0.4, 0.2)
-
-
-@pytest.fixture
-def no_fsync(monkeypatch):
-    """For tests of decisions rather than durability: skip the (slow) fsyncs."""
-    monkeypatch.setattr(os, "fsync", lambda fd: None)
-    monkeypatch.setattr(_files, "SYNCHRONOUS", "OFF")
 
 
 def uniform_stream(seed: int):
@@ -125,7 +119,10 @@ def test_trial_matches_ask_tell(tmp_path, no_fsync, algorithm, epsilon, noise, o
         raw, stream = bernoulli_rewards(5), uniform_stream(9)
 
         def observe_trial(arm):
-            observations.append(secure_noise.privatize_locally(raw(arm), epsilon, uniform=stream))
+            z = secure_noise.privatize_locally(
+                RandomisedResponse(), raw(arm), epsilon, uniform=stream
+            )
+            observations.append(z)
             return observations[-1]
 
     else:
@@ -362,7 +359,7 @@ def test_invalid_records_are_rejected_without_state_change(tmp_path):
         assert_rejected(path, lambda: t.record(arm, 0.5), "no open request")
     with Trial.create(tmp_path / "ctb.trial", "ctb_tt", 3, 1.0, 0.05, 0) as t:
         arm = t.next_arm()
-        assert_rejected(t.path, lambda: t.record(arm, 0.5), "randomised-response bits")
+        assert_rejected(t.path, lambda: t.record(arm, 0.5), "randomised response.*: 0 or 1")
         t.record(arm, 1.0)
     with Trial.create(tmp_path / "b.trial", "adap_tt", 3, 1.0, 0.05, 0, outcomes="binary") as t:
         arm = t.next_arm()
@@ -460,11 +457,11 @@ def test_publication_holds_only_protected_outputs(tmp_path, no_fsync):
 
 def test_local_trial_receives_only_privatised_values(tmp_path):
     with Trial.create(tmp_path / "g.trial", "gauss_ldp_tt", 3, 1.0, 0.05, 0, gamma=0.01) as t:
-        assert t.gamma == 0.01 and t.publish()["gamma"] == 0.01
+        assert t.mechanism == GaussianNoise(0.01) and t.publish()["gamma"] == 0.01
         arm = t.next_arm()
-        z = secure_noise.privatize_locally(0.8, 1.0, gamma=t.gamma)
+        z = secure_noise.privatize_locally(t.mechanism, 0.8, 1.0)
         t.record(arm, z)  # any finite real: the Gaussian output is unbounded
-        assert t.status().noise == "participant-side gaussian"
+        assert t.status().noise == "participant-side Gaussian mechanism"
         assert dict(dump(t.path)["meta"])["sensitive"] == "false"
 
 
@@ -489,7 +486,10 @@ def test_command_line_round_trip(tmp_path, no_fsync, capsys):
     published = json.loads(capsys.readouterr().out)
     assert set(published) == trial.PUBLISHED_FIELDS
     assert len(published["actions"]) == 4 and published["actions"][:3] == [0, 1, 2]
-    assert trial.main(["privatize", "0.7", "--epsilon", "1"]) == 0
+    assert trial.main(["privatize", "0.7", "--algorithm", "ctb_tt", "--epsilon", "1"]) == 0
     assert float(capsys.readouterr().out) in (0.0, 1.0)
-    assert trial.main(["privatize", "1.7", "--epsilon", "1"]) == 2
+    gaussian = ["--algorithm", "gauss_ldp_tt", "--option", "gamma=0.01", "--epsilon", "1"]
+    assert trial.main(["privatize", "0.7", *gaussian]) == 0
+    assert float(capsys.readouterr().out) not in (0.0, 1.0)
+    assert trial.main(["privatize", "1.7", "--algorithm", "ctb_tt", "--epsilon", "1"]) == 2
     assert "outside [0, 1]" in capsys.readouterr().err

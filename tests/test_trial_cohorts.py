@@ -24,16 +24,9 @@ import pytest
 from scipy import stats
 
 from jaxbai import trial
-from jaxbai.trial import Trial, _files, _release
+from jaxbai.trial import Trial, _release
 
 MEANS = (0.9, 0.4, 0.2)
-
-
-@pytest.fixture
-def no_fsync(monkeypatch):
-    """For tests of decisions rather than durability: skip the (slow) fsyncs."""
-    monkeypatch.setattr(os, "fsync", lambda fd: None)
-    monkeypatch.setattr(_files, "SYNCHRONOUS", "OFF")
 
 
 def outcome(participant: int, arm: int, binary: bool = True, means=MEANS) -> float:

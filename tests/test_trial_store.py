@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from jaxbai.toptwo import TopTwoState
-from jaxbai.trial import Trial, _files
+from jaxbai.trial import Trial
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -42,13 +42,6 @@ def legacy_leaves(state) -> list:
     fields = {**state.estimate._asdict(), **state._asdict()}
     zeros = np.zeros_like(np.asarray(state.counts))
     return [fields.get(name, zeros) for name in LEGACY_TOP_TWO]
-
-
-@pytest.fixture
-def no_fsync(monkeypatch):
-    """For tests of decisions rather than durability: skip the (slow) fsyncs."""
-    monkeypatch.setattr(os, "fsync", lambda fd: None)
-    monkeypatch.setattr(_files, "SYNCHRONOUS", "OFF")
 
 
 def reward(n: int, arm: int) -> float:

@@ -10,30 +10,26 @@ from __future__ import annotations
 import math
 
 import jax
+import numpy as np
 import pytest
+from _algorithms import ALL, GLOBAL_DP, LOCAL_DP, PRIVATE, WITH_THRESHOLD, taking
 
 import jaxbai
-
-PRIVATE_FACTORIES = {
-    "ctb_tt": jaxbai.ctb_tt,
-    "gauss_ldp_tt": jaxbai.gauss_ldp_tt,
-    "adap_tt": jaxbai.adap_tt,
-    "adap_tt_star": jaxbai.adap_tt_star,
-    "dp_se": jaxbai.dp_se,
-}
-ALL_FACTORIES = {"ttucb": jaxbai.ttucb, **PRIVATE_FACTORIES}
-TOPTWO_FACTORIES = {name: f for name, f in ALL_FACTORIES.items() if name != "dp_se"}
-"""Factories that take ``threshold=`` and ``beta=``."""
 
 MU1 = jaxbai.bernoulli(jaxbai.PAPER_INSTANCES["mu1"])
 BAD_PROBABILITIES = [0.0, 1.0, -0.1, 1.5, math.nan]
 """Values outside the open interval (0, 1), for δ, γ and β."""
 
 
+def _make(name: str, **options):
+    """The registered algorithm ``name``, built with ``options``."""
+    return jaxbai.ALGORITHMS[name](**options)
+
+
 def _params(name: str, **kwargs):
-    """`alg.params` for factory ``name``, with ε = 1 unless given."""
+    """`alg.params` of the registered algorithm ``name``, with ε = 1 unless given."""
     kwargs.setdefault("epsilon", 1.0)
-    return ALL_FACTORIES[name]().params(**kwargs)
+    return _make(name).params(**kwargs)
 
 
 @pytest.fixture
@@ -51,32 +47,32 @@ def no_compile(monkeypatch):
 
 # ------------------------------------------------------------------ ε
 @pytest.mark.parametrize("epsilon", [0.0, -1.0, math.nan, [0.5, 0.0], [1.0, math.nan]])
-@pytest.mark.parametrize("name", sorted(PRIVATE_FACTORIES))
+@pytest.mark.parametrize("name", PRIVATE)
 def test_params_rejects_bad_epsilon(name, epsilon):
     """ε must be > 0 and not NaN, also inside a grid of ε values."""
     with pytest.raises(ValueError, match=r"^epsilon"):
         _params(name, epsilon=epsilon)
 
 
-@pytest.mark.parametrize("name", sorted(PRIVATE_FACTORIES))
+@pytest.mark.parametrize("name", PRIVATE)
 def test_params_requires_epsilon_for_private_algorithms(name):
     """A private algorithm without ε is an error naming epsilon."""
     with pytest.raises(ValueError, match=r"needs epsilon"):
-        PRIVATE_FACTORIES[name]().params(delta=0.01)
+        _make(name).params(delta=0.01)
 
 
 @pytest.mark.usefixtures("no_compile")
 @pytest.mark.parametrize("epsilon", [0.0, -0.5, math.nan, [1.0, 0.0]])
-@pytest.mark.parametrize("name", sorted(PRIVATE_FACTORIES))
+@pytest.mark.parametrize("name", PRIVATE)
 def test_simulate_rejects_bad_epsilon(name, epsilon):
     """`jaxbai.simulate` rejects ε ≤ 0 / NaN before compiling."""
     with pytest.raises(ValueError, match=r"^epsilon"):
-        jaxbai.simulate(PRIVATE_FACTORIES[name](), MU1, epsilon=epsilon, runs=2)
+        jaxbai.simulate(_make(name), MU1, epsilon=epsilon, runs=2)
 
 
 # ------------------------------------------------------------------ δ, γ, β
 @pytest.mark.parametrize("delta", [*BAD_PROBABILITIES, [0.01, 1.0]])
-@pytest.mark.parametrize("name", sorted(ALL_FACTORIES))
+@pytest.mark.parametrize("name", ALL)
 def test_params_rejects_bad_delta(name, delta):
     """δ must lie in (0, 1)."""
     with pytest.raises(ValueError, match=r"^delta"):
@@ -85,34 +81,40 @@ def test_params_rejects_bad_delta(name, delta):
 
 @pytest.mark.usefixtures("no_compile")
 @pytest.mark.parametrize("delta", [0.0, 1.0, math.nan])
-@pytest.mark.parametrize("name", ["ttucb", "adap_tt_star", "dp_se"])
+@pytest.mark.parametrize("name", ALL)
 def test_simulate_rejects_bad_delta(name, delta):
     """`jaxbai.simulate` rejects δ ∉ (0, 1) before compiling."""
     with pytest.raises(ValueError, match=r"^delta"):
-        jaxbai.simulate(ALL_FACTORIES[name](), MU1, epsilon=1.0, delta=delta, runs=2)
+        jaxbai.simulate(_make(name), MU1, epsilon=1.0, delta=delta, runs=2)
 
 
 @pytest.mark.parametrize("gamma", BAD_PROBABILITIES)
-def test_gauss_ldp_tt_rejects_bad_gamma(gamma):
-    """γ of the Gaussian mechanism must lie in (0, 1), in the factory and in `params`."""
+@pytest.mark.parametrize("name", taking("gamma"))
+def test_rejects_bad_gamma(name, gamma):
+    """γ of the Gaussian mechanism must lie in (0, 1) when the factory builds it (γ is the
+    mechanism's option, `jaxbai.mechanisms.GaussianNoise`, not a parameter of `params`)."""
     with pytest.raises(ValueError, match=r"^gamma"):
-        jaxbai.gauss_ldp_tt(gamma=gamma)
-    with pytest.raises(ValueError, match=r"^gamma"):
-        jaxbai.gauss_ldp_tt().params(epsilon=1.0, gamma=gamma)
+        _make(name, gamma=gamma)
 
 
 @pytest.mark.parametrize("beta", BAD_PROBABILITIES)
-@pytest.mark.parametrize("name", sorted(TOPTWO_FACTORIES))
-def test_rejects_bad_beta(name, beta):
-    """The tracking proportion β must lie in (0, 1), in the factory and in `params`."""
+@pytest.mark.parametrize("name", taking("beta"))
+def test_factory_rejects_bad_beta(name, beta):
+    """The tracking proportion β must lie in (0, 1) when the algorithm is built."""
     with pytest.raises(ValueError, match=r"^beta"):
-        TOPTWO_FACTORIES[name](beta=beta)
+        _make(name, beta=beta)
+
+
+@pytest.mark.parametrize("beta", BAD_PROBABILITIES)
+@pytest.mark.parametrize("name", taking("beta"))
+def test_params_rejects_bad_beta(name, beta):
+    """The tracking proportion β must lie in (0, 1) when given to `params`."""
     with pytest.raises(ValueError, match=r"^beta"):
         _params(name, beta=beta)
 
 
 @pytest.mark.parametrize("field", ["delta", "epsilon"])
-@pytest.mark.parametrize("name", ["adap_tt", "dp_se"])
+@pytest.mark.parametrize("name", PRIVATE)
 def test_params_tiny_values_do_not_underflow_to_zero(name, field):
     """δ = 1e-50 (or ε = 1e-50) is either rejected naming the parameter, or stored as a
     positive number: never silently turned into 0."""
@@ -142,10 +144,10 @@ def test_instances_need_two_arms(make):
 
 
 @pytest.mark.parametrize("num_arms", [1, 0])
-@pytest.mark.parametrize("name", sorted(ALL_FACTORIES))
+@pytest.mark.parametrize("name", ALL)
 def test_init_needs_two_arms(name, num_arms):
     """`alg.init(key, params, K)` with K < 2."""
-    alg = ALL_FACTORIES[name]()
+    alg = _make(name)
     with pytest.raises(ValueError, match=r"^num_arms"):
         alg.init(jax.random.key(0), _params(name), num_arms)
 
@@ -193,25 +195,24 @@ def test_simulate_needs_unique_best_arm(means):
 
 
 @pytest.mark.usefixtures("no_compile")
-@pytest.mark.parametrize("name", sorted(PRIVATE_FACTORIES))
+@pytest.mark.parametrize("name", PRIVATE)
 def test_simulate_rejects_gaussian_instance_for_dp_algorithms(name):
     """CTB, the Gaussian mechanism, DAF and DP-SE need rewards in [0, 1]: a Gaussian
     instance is refused, naming the algorithm and the instance type."""
     with pytest.raises(ValueError, match=rf"^{name} needs rewards in \[0, 1\].*Gaussian"):
-        jaxbai.simulate(
-            PRIVATE_FACTORIES[name](), jaxbai.gaussian([0.9, 0.1], sigma=0.5), epsilon=1.0, runs=2
-        )
+        jaxbai.simulate(_make(name), jaxbai.gaussian([0.9, 0.1], sigma=0.5), epsilon=1.0, runs=2)
 
 
 # ------------------------------------------------------------------ rewards (ask/tell)
 def _fresh_state(name: str):
-    alg = ALL_FACTORIES[name]()
+    """The algorithm ``name``, its parameters at ε = 1 and its state before any pull (K = 3)."""
+    alg = _make(name)
     params = _params(name)
     return alg, params, alg.init(jax.random.key(0), params, 3)
 
 
 @pytest.mark.parametrize("z", [-0.1, 1.5, -1e-6])
-@pytest.mark.parametrize("name", ["adap_tt", "adap_tt_star", "dp_se"])
+@pytest.mark.parametrize("name", GLOBAL_DP)
 def test_update_rejects_rewards_outside_unit_interval(name, z):
     """Global-DP algorithms (DAF, DP-SE) refuse observations outside [0, 1] in `update`."""
     alg, params, state = _fresh_state(name)
@@ -220,16 +221,16 @@ def test_update_rejects_rewards_outside_unit_interval(name, z):
 
 
 @pytest.mark.parametrize("reward", [-0.1, 1.5, 2.0])
-@pytest.mark.parametrize("name", ["ctb_tt", "gauss_ldp_tt"])
+@pytest.mark.parametrize("name", LOCAL_DP)
 def test_privatize_rejects_rewards_outside_unit_interval(name, reward):
     """Local-DP mechanisms refuse raw rewards outside [0, 1] in `privatize`."""
-    alg = ALL_FACTORIES[name]()
+    alg = _make(name)
     with pytest.raises(ValueError, match=r"^reward must lie in \[0, 1\]"):
         alg.privatize(jax.random.key(1), reward, _params(name))
 
 
 @pytest.mark.parametrize("z", [math.nan, math.inf, -math.inf])
-@pytest.mark.parametrize("name", sorted(ALL_FACTORIES))
+@pytest.mark.parametrize("name", ALL)
 def test_update_rejects_non_finite_observations(name, z):
     """NaN / ±inf observations are refused by every algorithm's `update`."""
     alg, params, state = _fresh_state(name)
@@ -238,24 +239,49 @@ def test_update_rejects_non_finite_observations(name, z):
 
 
 @pytest.mark.parametrize("reward", [math.nan, math.inf, -math.inf])
-@pytest.mark.parametrize("name", sorted(TOPTWO_FACTORIES))
+@pytest.mark.parametrize("name", ALL)
 def test_privatize_rejects_non_finite_rewards(name, reward):
-    """NaN / ±inf raw rewards are refused by `privatize` (TTUCB and AdaP-TT(*) included)."""
-    alg = ALL_FACTORIES[name]()
+    """NaN / ±inf raw rewards are refused by every algorithm's `privatize` (those without a
+    participant mechanism included)."""
+    alg = _make(name)
     with pytest.raises(ValueError, match=r"^reward must"):
         alg.privatize(jax.random.key(1), reward, _params(name))
 
 
-def test_unit_interval_rewards_are_accepted():
-    """Endpoints 0 and 1 are valid rewards for the local and global DP algorithms."""
-    for name in ("ctb_tt", "gauss_ldp_tt"):
-        alg = ALL_FACTORIES[name]()
-        for reward in (0.0, 1.0):
-            alg.privatize(jax.random.key(1), reward, _params(name))
-    for name in ("adap_tt", "adap_tt_star", "dp_se"):
-        alg, params, state = _fresh_state(name)
-        for z in (0.0, 1.0):
-            state = alg.update(jax.random.key(1), state, 0, z, params)
+@pytest.mark.parametrize("reward", [0.0, 1.0])
+@pytest.mark.parametrize("name", ALL)
+def test_unit_interval_rewards_are_privatized_as_given(name, reward):
+    """The endpoints 0 and 1 are valid raw rewards, and at ε = 10⁵ every mechanism returns
+    the reward itself: randomised response exactly (P(r̃ = 1 | r) is r to float32 precision,
+    and r̃ is 0 or 1), the Gaussian mechanism within 5.3 σ_{ε,γ} < 10⁻³, and an algorithm
+    without a participant mechanism exactly."""
+    alg = _make(name)
+    privatized = float(alg.privatize(jax.random.key(1), reward, _params(name, epsilon=1e5)))
+    assert abs(privatized - reward) < 1e-3
+    if alg.info.privacy != "local":
+        assert privatized == reward
+
+
+@pytest.mark.parametrize("name", GLOBAL_DP)
+def test_unit_interval_observations_are_recorded_as_given(name):
+    """The endpoints 0 and 1 are valid observations for every global-DP algorithm: from the
+    same state and key, each counts one pull of the arm, and observing 1 instead of 0 adds
+    exactly 1 to the arm's entry of one statistic (DP-SE's epoch sum, or DAF's release of the
+    phase that the arm's first pull closes, whose Laplace noise the key fixes), nothing else."""
+    alg, params, state = _fresh_state(name)
+    zero, one = (alg.update(jax.random.key(1), state, 0, z, params) for z in (0.0, 1.0))
+    for after in (zero, one):
+        assert int(after.n) == 1
+        np.testing.assert_array_equal(after.counts, [1, 0, 0])
+    changes = [
+        np.asarray(b, np.float64) - np.asarray(a, np.float64)
+        for a, b in zip(
+            jax.tree_util.tree_leaves(zero), jax.tree_util.tree_leaves(one), strict=True
+        )
+        if not np.array_equal(a, b)
+    ]
+    assert len(changes) == 1, changes
+    np.testing.assert_allclose(changes[0], [1.0, 0.0, 0.0], rtol=0, atol=1e-6)
 
 
 # ------------------------------------------------------------------ static configuration
@@ -268,23 +294,24 @@ def test_simulate_rejects_bad_max_samples(max_samples):
 
 
 @pytest.mark.parametrize("threshold", ["Theory", "eq4", ""])
-@pytest.mark.parametrize("name", sorted(TOPTWO_FACTORIES))
+@pytest.mark.parametrize("name", WITH_THRESHOLD)
 def test_unknown_threshold_family(name, threshold):
     """Only the "heuristic" and "theory" threshold families exist."""
     with pytest.raises(ValueError, match=r"^threshold must be one of"):
-        TOPTWO_FACTORIES[name](threshold=threshold)
+        _make(name, threshold=threshold)
 
 
 @pytest.mark.parametrize("leader_bonus", ["Eq11", "n", "local"])
-@pytest.mark.parametrize("factory", [jaxbai.adap_tt, jaxbai.adap_tt_star])
-def test_unknown_leader_bonus(factory, leader_bonus):
+@pytest.mark.parametrize("name", taking("leader_bonus"))
+def test_unknown_leader_bonus(name, leader_bonus):
     """Only the "time" and "eq11" leader bonuses exist."""
     with pytest.raises(ValueError, match=r"^leader_bonus must be one of"):
-        factory(leader_bonus=leader_bonus)
+        _make(name, leader_bonus=leader_bonus)
 
 
-@pytest.mark.parametrize("name", ["adap_tt", "ctb_tt", "dp_se"])
+@pytest.mark.usefixtures("no_compile")
+@pytest.mark.parametrize("name", PRIVATE)
 def test_simulate_private_algorithm_without_epsilon(name):
     """A private algorithm never runs silently at ε = ∞ when ε is omitted."""
     with pytest.raises(ValueError, match="needs epsilon"):
-        jaxbai.simulate(jaxbai.ALGORITHMS[name](), jaxbai.bernoulli([0.9, 0.1]), runs=2)
+        jaxbai.simulate(_make(name), jaxbai.bernoulli([0.9, 0.1]), runs=2)

@@ -2,10 +2,9 @@
 
 ``python -m experiments.report RESULTS.csv [--out report.md]`` prints the report and writes it
 as Markdown. The claims, their evidence and verdicts (holds / fails / inconclusive, with 95%
-intervals) are `experiments.analysis.claims`; this module renders them and holds the command line.
-The names of `experiments.analysis.claims` that a report needs (`Claim`, `Context`, `evaluate`, …)
-are
-re-exported here.
+intervals) are `experiments.analysis.claims` and `experiments.analysis.verdicts`; this module
+renders them and holds the command line. The names of those modules that a report needs
+(`Claim`, `Context`, `evaluate`, …) are re-exported here.
 
 Example:
     >>> claim = Claim("A1", "Every cell: error ≤ δ", "mu1: error rate 0 (ε=1; 1 holds)", HOLDS)
@@ -23,17 +22,8 @@ from collections.abc import Sequence
 
 from experiments import config
 from experiments.analysis import overlay, results, rounds, stats
-from experiments.analysis.claims import (
-    FAILS,
-    HOLDS,
-    INCONCLUSIVE,
-    Cell,
-    Claim,
-    Context,
-    combine,
-    context_from_runs,
-    evaluate,
-)
+from experiments.analysis.claims import context_from_runs, evaluate
+from experiments.analysis.verdicts import FAILS, HOLDS, INCONCLUSIVE, Cell, Claim, Context, combine
 
 __all__ = [
     "FAILS",

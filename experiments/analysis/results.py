@@ -221,6 +221,9 @@ def parse_csv_command(
     )
     parser.add_argument("csv", help="per-run CSV written by experiments.sweep")
     parser.add_argument("--out", help=out_help)
+    from jaxbai import plugins  # its algorithms' names, styles and targets
+
+    plugins.add_argument(parser)
     args = parser.parse_args(argv)
     if not os.path.exists(args.csv):
         parser.error(f"no such file {args.csv}")

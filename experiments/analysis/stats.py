@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from jaxbai.base import Algorithm
 
 __all__ = [
-    "ALLOCATION_TARGETS",
     "CELL_KEYS",
     "SUMMARY_COLUMNS",
     "Z95",
@@ -88,26 +87,6 @@ allocation columns are described in the module docstring."""
 
 Targets = Mapping[tuple[str, str, float], "np.ndarray | None"]
 """ω* of each cell, keyed by (algorithm label, means as in the CSV, ε)."""
-
-ALLOCATION_TARGETS = {
-    "ttucb": "beta_optimal",
-    "ctb_tt": "beta_optimal",
-    "adap_tt": "beta_optimal",
-    "adap_tt_global": "beta_optimal",
-    "adap_tt_star": "beta_optimal_modified",
-    "adap_tt_star_global": "beta_optimal_modified",
-}
-"""The allocation ω* that each algorithm (by its `jaxbai.base.Algorithm.name`) targets:
-
-* ``"beta_optimal"``: the β-optimal allocation of T*_{KL,β}(ν) for Gaussian arms (Eq. 5, the
-  characteristic time of the bounds of TTUCB, CTB-TT and AdaP-TT; ω*_{a*} = β, and ω does not
-  depend on σ): ``jaxbai.theory.t_star(means, "kl_gaussian", beta=β)``;
-* ``"beta_optimal_modified"``: that of the modified instance ν_{G,ε}, T*_{KL,β}(ν_{G,ε})
-  (Eq. 15, AdaP-TT*'s bound, Theorem 24): ``jaxbai.theory.t_star_global_proxy(means, ε, β)``.
-
-An algorithm not listed (DP-SE, which eliminates; Gauss-LDP-TT and TTUCB-DPA, whose targets the
-paper does not state; the published code's variants; the threshold-aware challenger; an
-algorithm registered by a user) has no target: its ω* columns are empty."""
 
 
 def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
@@ -240,33 +219,23 @@ def summarize(table: Table, targets: Targets | None = None) -> Table:
 
 
 def target_allocation(alg: Algorithm, means: np.ndarray, epsilon: np.ndarray) -> np.ndarray | None:
-    """ω* that ``alg`` targets (`ALLOCATION_TARGETS`) on an instance of ``means`` at each ε
-    (1-D), shape ``(len(epsilon), K)``; None for an algorithm without a known target.
+    """ω* that ``alg`` targets on an instance of ``means`` at each ε (1-D), shape
+    ``(len(epsilon), K)``: its `jaxbai.base.AlgorithmInfo.allocation_target` (with the
+    algorithm's own β); None for an algorithm without a known target.
 
-    β is the algorithm's own (``alg.beta``). The β-optimal allocation does not depend on ε;
-    that of the modified instance ν_{G,ε} does.
-
-    Example:
+    Examples:
         >>> import jaxbai
         >>> w = target_allocation(jaxbai.ttucb(), np.array([0.6, 0.2]), np.array([np.inf]))
         >>> w.round(6).tolist()  # two arms, β = 1/2: (β, 1 − β)
         [[0.5, 0.5]]
+        >>> target_allocation(jaxbai.dp_se(), np.array([0.6, 0.2]), np.array([1.0])) is None
+        True
     """
-    kind = ALLOCATION_TARGETS.get(alg.name)
-    beta = getattr(alg, "beta", None)
-    if kind is None or beta is None:
+    target = alg.info.allocation_target
+    if target is None:
         return None
-    from jaxbai import theory
-
-    means = np.asarray(means, np.float64)
     epsilon = np.atleast_1d(np.asarray(epsilon, np.float64))
-    if kind == "beta_optimal":
-        _, omega = theory.t_star(means, "kl_gaussian", beta=float(beta), sigma=0.5)
-        return np.broadcast_to(np.asarray(omega, np.float64), (len(epsilon), len(means)))
-    _, omega, _ = theory.t_star_global_proxy(
-        means, epsilon, beta=float(beta), sigma=0.5, return_info=True
-    )
-    return np.asarray(omega, np.float64).reshape(len(epsilon), len(means))
+    return target(np.asarray(means, np.float64), epsilon)
 
 
 def algorithms_of(sweep_config: SweepConfig | None) -> dict[str, Algorithm]:
@@ -362,37 +331,16 @@ def log_delta_line(
     return weighted_line(x, mean, se)
 
 
-ASYMPTOTIC_BOUNDS = {
-    "ttucb": "t_star_beta",
-    "ctb_tt": "ctb_tt_bound",
-    "adap_tt": "adap_tt_bound",
-    "adap_tt_star": "adap_tt_star_bound",
-}
-"""lim sup E[τ]/log(1/δ) of each algorithm (by name) as the paper bounds it: T*_{KL,β}(ν) for
-Gaussian arms of σ (TTUCB is asymptotically β-optimal; Eq. 5), Eq. 5 with the randomised
-response's factor (CTB-TT), Theorem 22 (AdaP-TT), Theorem 24 (AdaP-TT*)."""
-
-
 def asymptotic_bound(alg: Algorithm, means: np.ndarray, epsilon: float) -> float:
-    """The bound of `ASYMPTOTIC_BOUNDS` for ``alg`` (with its β and σ) on ``means`` at ε;
-    NaN for an algorithm without one.
+    """The paper's bound on lim sup E[τ]/log(1/δ) of ``alg`` (its
+    `jaxbai.base.AlgorithmInfo.asymptotic_bound`, with its β and σ) on ``means`` at ε; NaN
+    for an algorithm without one.
 
-    Example:
+    Examples:
         >>> import jaxbai
         >>> t = asymptotic_bound(jaxbai.ttucb(), np.array([0.6, 0.2]), np.inf)
         >>> round(t, 3)  # two Gaussian arms, β = 1/2, σ = 1/2: 8σ²/Δ²
         12.5
     """
-    kind = ASYMPTOTIC_BOUNDS.get(alg.name)
-    beta, sigma = getattr(alg, "beta", None), getattr(alg, "sigma", None)
-    if kind is None or beta is None or sigma is None:
-        return math.nan
-    from jaxbai import theory
-
-    means = np.asarray(means, np.float64)
-    if kind == "t_star_beta":
-        return float(theory.t_star(means, "kl_gaussian", beta=float(beta), sigma=sigma)[0])
-    if kind == "ctb_tt_bound":
-        return float(theory.ctb_tt_bound(means, epsilon, beta=float(beta)))
-    bound = theory.adap_tt_bound if kind == "adap_tt_bound" else theory.adap_tt_star_bound
-    return float(bound(means, epsilon, beta=float(beta), sigma=sigma))
+    bound = alg.info.asymptotic_bound
+    return math.nan if bound is None else bound(np.asarray(means, np.float64), epsilon)

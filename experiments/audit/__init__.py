@@ -21,10 +21,14 @@ Neighbouring inputs (chosen to make the bound large):
   four Laplace scales 1/(εR₁) into the tail; participant 0 (arm 0's first pull) has reward 0,
   against 1. With two arms the record is (τ, â), i.e. whether epoch 1 eliminates arm 1.
 
-Local-DP algorithms (CTB-TT, Gauss-LDP-TT) are audited at their participant-side mechanism
-(their guarantee): their rows repeat the mechanism's. The Gaussian mechanisms are (ε, γ)-DP
-and audited with δ = γ = 10⁻³. The ``secure_*`` rows run `jaxbai.trial.secure_noise` (snapped
-Laplace release of a trial, randomised response, Gaussian) on the host through
+Each participant-side mechanism (`PARTICIPANT_MECHANISMS`, `jaxbai.base.Mechanism`) has two
+rows built from the object: its name, for its simulation sampler (`Mechanism.privatize`), and
+``secure`` and its name, for its real trials' sampler (`Mechanism.secure_privatize`, of
+`jaxbai.trial.secure_noise`), with δ = its γ where it is (ε, γ)-DP (the Gaussian mechanism,
+at γ = 10⁻³). Local-DP algorithms (CTB-TT, Gauss-LDP-TT, any registered one) are audited at
+their own participant mechanism, ``alg.info.participant_mechanism`` (their guarantee): their
+rows repeat the mechanism's. The ``secure_snapped_laplace`` row is the snapped Laplace release
+of a trial of schema 1. The ``secure`` rows run on the host through
 `jaxbai.audit.host_mechanism`, with seeded uniforms, on a fiftieth of the samples; the DP-SE
 release on a tenth (each sample sums a whole table).
 
@@ -47,6 +51,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -61,14 +66,15 @@ import numpy as np
 
 import jaxbai
 from jaxbai import audit, dpse, mechanisms
-from jaxbai._arrays import compensated, kahan_add
+from jaxbai.arrays import compensated, kahan_add
+from jaxbai.base import Mechanism
 from jaxbai.estimators import DAF
 from jaxbai.trial import secure_noise
 
 __all__ = [
     "EPSILONS",
-    "GAMMA",
     "MECHANISMS",
+    "PARTICIPANT_MECHANISMS",
     "REMEMBERING_HORIZON",
     "TOPTWO_HORIZON",
     "Overspending",
@@ -86,8 +92,12 @@ __all__ = [
 ]
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0)
-GAMMA = 1e-3
-"""γ of the Gaussian mechanisms (the Top Two default), audited as their δ."""
+PARTICIPANT_MECHANISMS: tuple[Mechanism, ...] = (
+    mechanisms.RandomisedResponse(),
+    mechanisms.GaussianNoise(),
+    mechanisms.LaplaceNoise(),
+)
+"""The participant-side mechanisms audited on their own (the Gaussian at its default γ)."""
 TOPTWO_HORIZON = 16
 REMEMBERING_HORIZON = 64
 _DPSE_TAIL = 4.0
@@ -182,38 +192,34 @@ def _scalar(mechanism: Callable, delta: float = 0.0, fraction: int = 1) -> _Case
     return _Case(mechanism, 0.0, 1.0, delta, fraction)
 
 
+def _delta(mechanism: Mechanism) -> float:
+    """The δ a participant mechanism is audited with: its γ, or 0 for pure ε-DP."""
+    return 0.0 if mechanism.gamma is None else mechanism.gamma
+
+
+def _simulated(mechanism: Mechanism, epsilon: float) -> _Case:
+    """A participant mechanism's simulation sampler (`jaxbai.mechanisms.sample`) on the rewards
+    0 against 1 (sensitivity 1)."""
+    return _scalar(lambda key, x: mechanisms.sample(mechanism, key, x, epsilon), _delta(mechanism))
+
+
+def _secure(mechanism: Mechanism, epsilon: float) -> _Case:
+    """A participant mechanism's real trials' sampler, on the host with seeded uniforms."""
+    sampler = audit.host_mechanism(lambda x, u: mechanism.secure_privatize(float(x), epsilon, u))
+    return _scalar(sampler, _delta(mechanism), _HOST_FRACTION)
+
+
 MECHANISMS: dict[str, Callable[[float], _Case]] = {
-    "randomised_response": lambda eps: _scalar(
-        lambda key, x: mechanisms.randomised_response(key, x, eps)
-    ),
-    "gaussian": lambda eps: _scalar(
-        lambda key, x: mechanisms.gaussian_mechanism(
-            key, x, mechanisms.gaussian_mechanism_sigma(eps, GAMMA)
-        ),
-        GAMMA,
-    ),
-    "laplace": lambda eps: _scalar(lambda key, x: x + mechanisms.laplace(key, 1.0 / eps)),
+    **{m.name: functools.partial(_simulated, m) for m in PARTICIPANT_MECHANISMS},
     "daf_release": _daf_release,
     "dpse_release": _dpse_release,
     "secure_snapped_laplace": lambda eps: _scalar(
         audit.host_mechanism(lambda x, u: secure_noise.release_mean(Fraction(float(x)), 1, eps, u)),
         fraction=_HOST_FRACTION,
     ),
-    "secure_randomised_response": lambda eps: _scalar(
-        audit.host_mechanism(
-            lambda x, u: secure_noise.secure_randomised_response(float(x), eps, u)
-        ),
-        fraction=_HOST_FRACTION,
-    ),
-    "secure_gaussian": lambda eps: _scalar(
-        audit.host_mechanism(
-            lambda x, u: secure_noise.secure_gaussian_mechanism(float(x), eps, GAMMA, u)
-        ),
-        GAMMA,
-        _HOST_FRACTION,
-    ),
+    **{f"secure {m.name}": functools.partial(_secure, m) for m in PARTICIPANT_MECHANISMS},
 }
-"""Mechanism name → (claimed ε → the mechanism and its neighbouring inputs)."""
+"""Row name → (claimed ε → the mechanism and its neighbouring inputs)."""
 
 
 # --- planted bugs ----------------------------------------------------------------------------
@@ -305,17 +311,17 @@ class Row(NamedTuple):
     """(ε, samples, runs, seed, device) → result."""
 
 
-def _mechanism_row(name: str, kind: str = "mechanism", label: str | None = None) -> Row:
+def _mechanism_row(name: str, case: Callable[[float], _Case], kind: str = "mechanism") -> Row:
     def run(eps, samples, runs, seed, device):
         del runs
-        case = MECHANISMS[name](eps)
-        size = max(2, samples // case.fraction)
+        made = case(eps)
+        size = max(2, samples // made.fraction)
         return audit.audit_mechanism(
-            case.mechanism, case.x, case.x_prime, eps, samples=size, seed=seed,
-            delta=case.delta, device=device,
+            made.mechanism, made.x, made.x_prime, eps, samples=size, seed=seed,
+            delta=made.delta, device=device,
         )  # fmt: skip
 
-    return Row(label or name, kind, run)
+    return Row(name, kind, run)
 
 
 Design = Callable[[float], tuple[np.ndarray, np.ndarray, int]]
@@ -367,14 +373,16 @@ def rows(planted: bool = False) -> list[Row]:
                 "adap_tt remembering", remembering_adap_tt(), _remembering_design, "planted bug"
             ),
         ]
-    out = [_mechanism_row(name) for name in MECHANISMS]
+    out = [_mechanism_row(name, case) for name, case in MECHANISMS.items()]
     for name, entry in jaxbai.ALGORITHMS.items():
-        if entry.privacy == "local":
-            label = f"{name} (at {entry.participant_mechanism})"
-            out.append(_mechanism_row(entry.participant_mechanism, "local algorithm", label))
-        elif entry.privacy == "global":
+        alg = entry()
+        mechanism = alg.info.participant_mechanism
+        if mechanism is not None:
+            case = functools.partial(_simulated, mechanism)
+            out.append(_mechanism_row(f"{name} (at {mechanism.name})", case, "local algorithm"))
+        elif alg.info.privacy == "global":
             design = _dpse_design if name == "dp_se" else _toptwo_design
-            out.append(_algorithm_row(name, entry(), design))
+            out.append(_algorithm_row(name, alg, design))
     return out
 
 

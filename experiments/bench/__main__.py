@@ -1,7 +1,7 @@
-"""``python -m experiments.bench``: the benchmarks' command line (`experiments.bench.main`)."""
+"""``python -m experiments.bench``: the benchmarks' command line (`experiments.bench.cli`)."""
 
 import sys
 
-from experiments.bench import main
+from experiments.bench.cli import main
 
 sys.exit(main())

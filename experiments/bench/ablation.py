@@ -99,7 +99,7 @@ def step_costs(num_lanes: int, steps: int, repeats: int) -> dict[str, float]:
     import jaxbai
     from experiments.bench.kernels import lane_pool
     from jaxbai import engine
-    from jaxbai.engine import _lanes
+    from jaxbai.engine import lane_program
 
     means = jaxbai.PAPER_INSTANCES["mu1"]
     # δ small enough that no lane stops within the measured steps
@@ -108,7 +108,7 @@ def step_costs(num_lanes: int, steps: int, repeats: int) -> dict[str, float]:
     with jax.default_device(jax.devices("cpu")[0]):
         for name, alg in variants().items():
             lanes, _ = lane_pool(alg, jobs, len(means))
-            one = _lanes._lanes_step(alg, jnp.int32(2**30), _lanes._lanes_minor)
+            one = lane_program.lanes_step(alg, jnp.int32(2**30), lane_program.lanes_minor)
 
             def run(pool: Any, one: Any = one) -> Any:
                 return jax.lax.fori_loop(0, steps, lambda _, ln: one(ln), pool)
@@ -127,7 +127,7 @@ def step_costs(num_lanes: int, steps: int, repeats: int) -> dict[str, float]:
 def _three_times_scalar() -> float | None:
     """ns per sample and core at 3× the scalar numba loop's samples/s (None without numba)."""
     import jaxbai
-    from experiments.bench import numba_rate
+    from experiments.bench.workloads import numba_rate
 
     rate = numba_rate(jaxbai.PAPER_INSTANCES["mu1"], 4096, 0.01)
     if rate is None:
@@ -137,7 +137,7 @@ def _three_times_scalar() -> float | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Measure the variants; print a Markdown table, write JSON."""
-    from experiments.bench import parser_for, write_report
+    from experiments.bench.cli import parser_for, write_report
 
     out = "results/bench_ablation.json"
     parser = parser_for("python -m experiments.bench.ablation", __doc__, out)

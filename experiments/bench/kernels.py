@@ -33,19 +33,19 @@ TAIL_RUNS, TAIL_EPSILON, TAIL_BUDGET = 64, 0.1, 10**9
 
 def lane_pool(alg: Any, jobs: Any, num_arms: int) -> tuple[Any, Any]:
     """A lane pool of ``alg`` with one job of ``jobs`` per lane (each as `load_job` starts
-    it, seed 0), and its block step (`jaxbai.engine._lanes.block_step`)."""
+    it, seed 0), and its block step (`jaxbai.engine.lane_program.block_step`)."""
     from functools import partial
 
     import jax
     import jax.numpy as jnp
     import numpy as np
 
-    from jaxbai.engine import _lanes
+    from jaxbai.engine import lane_program
 
-    table, _ = _lanes.device_tables(jobs, np.arange(len(jobs)), 1)
-    load = jax.jit(jax.vmap(lambda j: _lanes.load_job(alg, num_arms, jnp.int32(0), table, j)))
+    table, _ = lane_program.device_tables(jobs, np.arange(len(jobs)), 1)
+    load = jax.jit(jax.vmap(lambda j: lane_program.load_job(alg, num_arms, jnp.int32(0), table, j)))
     index = jnp.arange(len(jobs), dtype=jnp.int32)
-    return _lanes.Lanes(index, *load(index)), partial(_lanes.block_step, alg)
+    return lane_program.Lanes(index, *load(index)), partial(lane_program.block_step, alg)
 
 
 def _pool(num_lanes: int, num_arms: int) -> tuple[Any, Any, Any]:
@@ -68,19 +68,19 @@ def launch_cost(kernel: str, num_lanes: int, steps: int, device: str, num_arms: 
     import jax.numpy as jnp
 
     from jaxbai import engine
-    from jaxbai.engine import _fused, _lanes
+    from jaxbai.engine import fused_kernel, lane_program
 
     with jax.default_device(engine.select_devices(device)[0]):
         lanes, step, alg = _pool(num_lanes, num_arms)
         budget = jnp.int32(2**30)
         if kernel == "fused":
             interpret = jax.devices(device)[0].platform == "cpu"
-            reason = _fused.unsupported(alg, step, lanes, "cpu" if interpret else "gpu")
+            reason = fused_kernel.unsupported(alg, step, lanes, "cpu" if interpret else "gpu")
             if reason is not None:
                 return {"refused": reason}
-            run = jax.jit(lambda p: _fused.fused_steps(step, budget, steps, p, interpret))
+            run = jax.jit(lambda p: fused_kernel.fused_steps(step, budget, steps, p, interpret))
         else:
-            one = _lanes._lanes_step(alg, budget, lambda ln: ln)
+            one = lane_program.lanes_step(alg, budget, lambda ln: ln)
             run = jax.jit(lambda p: jax.lax.fori_loop(0, steps, lambda _, ln: one(ln), p))
         jax.block_until_ready(run(lanes))  # compile
         start = time.perf_counter()
@@ -155,7 +155,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Measure both lane programs; print a Markdown table, write JSON."""
-    from experiments.bench import parser_for, write_report
+    from experiments.bench.cli import parser_for, write_report
 
     out = "results/bench_kernels.json"
     parser = parser_for("python -m experiments.bench.kernels", __doc__, out)
@@ -230,15 +230,15 @@ def op_counts(name: str, num_arms: int = 8) -> dict[str, int]:
 
     import jaxbai
     from jaxbai import engine
-    from jaxbai.engine import _lanes
+    from jaxbai.engine import lane_program
 
     alg = engine.with_draws(jaxbai.ALGORITHMS[name](), jaxbai.bernoulli([0.5] * 2), "per_sample")
     jobs = engine.grid_jobs(jaxbai.bernoulli([0.5] * num_arms), [1.0], 0.01, 1)
-    table, _ = _lanes.device_tables(jobs, jobs.run[:1] * 0, 1)
-    loaded = jax.eval_shape(lambda: _lanes.load_job(alg, num_arms, jnp.int32(0), table, 0))
-    lane = _lanes.Lanes(jax.ShapeDtypeStruct((), jnp.int32), *loaded)
+    table, _ = lane_program.device_tables(jobs, jobs.run[:1] * 0, 1)
+    loaded = jax.eval_shape(lambda: lane_program.load_job(alg, num_arms, jnp.int32(0), table, 0))
+    lane = lane_program.Lanes(jax.ShapeDtypeStruct((), jnp.int32), *loaded)
     key = jax.ShapeDtypeStruct((2,), jnp.uint32)
-    traced = jax.make_jaxpr(lambda ln, k: _lanes.step_lane(alg, jnp.int32(2**30), ln, k))
+    traced = jax.make_jaxpr(lambda ln, k: lane_program.step_lane(alg, jnp.int32(2**30), ln, k))
     counts = dict.fromkeys(("transcendental", "division", "reduction", "other"), 0)
     _count(traced(lane, key).jaxpr, counts)
     return counts

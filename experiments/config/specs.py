@@ -28,15 +28,16 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from experiments.config.errors import ConfigError
+from experiments.config.values import choice, finite_number, number, string, vector
 from jaxbai import ALGORITHMS, PAPER_INSTANCES
-from jaxbai._validate import check_unique_best
+from jaxbai.checks import check_unique_best
 
 if TYPE_CHECKING:
     from jaxbai.base import Algorithm, Instance
@@ -46,14 +47,12 @@ __all__ = [
     "INSTANCE_KEYS",
     "NAME_PATTERN",
     "AlgorithmSpec",
-    "ConfigError",
     "InstanceSpec",
     "algorithm_from_entry",
     "check_algorithm",
     "check_file_name",
     "derived_name",
     "display_name",
-    "format_key",
     "instance_from_entry",
     "instance_from_mapping",
     "instance_groups",
@@ -75,43 +74,6 @@ NAME_PATTERN = r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]{0,99}"
 with a dot (a label names checkpoint files, so it must be a plain file name)."""
 _ALGORITHM_KEYS = ("name", "algorithm")  # every other key of an algorithm table is an option
 _OPTION_SYMBOLS = {"beta": "β", "gamma": "γ", "sigma": "σ"}
-
-
-def format_key(path: Sequence[str | int]) -> str:
-    """``("algorithms", 1, "beta")`` → ``"algorithms[1].beta"``."""
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
-
-
-class ConfigError(ValueError):
-    """A configuration problem at a key path, optionally located in a file.
-
-    ``str()`` is ``"file:line: key: message"`` (file and line when known).
-
-    Attributes:
-        path: the key path, e.g. ``("algorithms", 1, "beta")`` (``()``: the whole file).
-        message: what is wrong and the valid range.
-        source: the file (or ``"command line"``), if known.
-        line: the line of the key in ``source``, if known.
-    """
-
-    def __init__(
-        self,
-        path: Sequence[str | int],
-        message: str,
-        source: str | None = None,
-        line: int | None = None,
-    ) -> None:
-        self.path, self.message, self.source, self.line = tuple(path), message, source, line
-        where = f"{source}:{line}: " if line else (f"{source}: " if source else "")
-        key = f"{format_key(self.path)}: " if self.path else ""
-        super().__init__(f"{where}{key}{message}")
-
-    def located(self, source: str, line: int | None = None) -> ConfigError:
-        """The same error, located in ``source`` (at ``line``)."""
-        return ConfigError(self.path, self.message, source, line)
 
 
 # ----------------------------------------------------------------------------- registry
@@ -142,16 +104,6 @@ def instance_groups(instances: Sequence[InstanceSpec]) -> list[tuple[int, ...]]:
 
 
 # ----------------------------------------------------------------------------- values
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _string(value: object, path: tuple) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(path, f"must be a non-empty string, got {value!r}")
-    return value
-
-
 def check_file_name(value: str, path: tuple) -> str:
     """``value`` if it matches `NAME_PATTERN` (a file name in any directory, on any system).
 
@@ -170,26 +122,6 @@ def check_file_name(value: str, path: tuple) -> str:
             f"got {value!r}",
         )
     return value
-
-
-def _number(value: object, path: tuple, what: str, ok) -> float:
-    if value is None:
-        raise ConfigError(path, f"is required: a number {what}")
-    if not _is_number(value) or not math.isfinite(value) or not ok(float(value)):
-        raise ConfigError(path, f"must be {what}, got {value!r}")
-    return float(value)
-
-
-def _vector(value: object, path: tuple, what: str, ok) -> tuple[float, ...]:
-    """A list of K ≥ 2 finite numbers, each satisfying ``ok``."""
-    if value is None:
-        raise ConfigError(path, f"is required: a list of K >= 2 numbers {what}")
-    if not isinstance(value, (list, tuple)) or len(value) < 2:
-        raise ConfigError(path, f"must be a list of K >= 2 numbers {what}, got {value!r}")
-    for i, v in enumerate(value):
-        if not _is_number(v) or not math.isfinite(v) or not ok(float(v)):
-            raise ConfigError(path, f"must be a list of numbers {what}; entry {i} is {v!r}")
-    return tuple(float(v) for v in value)
 
 
 def _check_unique_best(means: tuple[float, ...], path: tuple) -> None:
@@ -293,13 +225,13 @@ def _beta_shapes(data: Mapping, path: tuple) -> tuple[tuple[float, ...], tuple[f
         )
     if shapes:
         positive = "> 0"
-        a = _vector(data.get("a"), (*path, "a"), positive, lambda v: v > 0)
-        b = _vector(data.get("b"), (*path, "b"), positive, lambda v: v > 0)
+        a = vector(data.get("a"), (*path, "a"), positive, lambda v: v > 0)
+        b = vector(data.get("b"), (*path, "b"), positive, lambda v: v > 0)
         if len(a) != len(b):
             raise ConfigError((*path, "b"), f"must have as many entries as a ({len(a)})")
         return a, b
-    means = _vector(data.get("means"), (*path, "means"), "in (0, 1)", lambda v: 0 < v < 1)
-    c = _number(data.get("concentration"), (*path, "concentration"), "> 0", lambda v: v > 0)
+    means = vector(data.get("means"), (*path, "means"), "in (0, 1)", lambda v: 0 < v < 1)
+    c = number(data.get("concentration"), (*path, "concentration"), "> 0", lambda v: v > 0)
     return tuple(m * c for m in means), tuple((1 - m) * c for m in means)
 
 
@@ -316,10 +248,9 @@ def instance_from_mapping(data: Mapping, path: tuple) -> InstanceSpec:
     """
     if not isinstance(data, Mapping):
         raise ConfigError(path, f"must be a table or a paper instance name, got {data!r}")
-    name = _string(data.get("name"), (*path, "name"))
+    name = string(data.get("name"), (*path, "name"), non_empty=True)
     family = data.get("family", "bernoulli")
-    if family not in FAMILIES:
-        raise ConfigError((*path, "family"), f"must be one of {list(FAMILIES)}, got {family!r}")
+    choice(family, (*path, "family"), FAMILIES)
     for key in data:
         if key not in INSTANCE_KEYS[family]:
             valid = list(INSTANCE_KEYS[family])
@@ -329,10 +260,10 @@ def instance_from_mapping(data: Mapping, path: tuple) -> InstanceSpec:
         a, b = _beta_shapes(data, path)
         means = tuple(x / (x + y) for x, y in zip(a, b, strict=True))
     elif family == "gaussian":
-        means = _vector(data.get("means"), (*path, "means"), "(finite)", lambda v: True)
-        sigma = _number(data.get("sigma"), (*path, "sigma"), "> 0", lambda v: v > 0)
+        means = vector(data.get("means"), (*path, "means"), "(finite)", lambda v: True)
+        sigma = number(data.get("sigma"), (*path, "sigma"), "> 0", lambda v: v > 0)
     else:
-        means = _vector(data.get("means"), (*path, "means"), "in [0, 1]", lambda v: 0 <= v <= 1)
+        means = vector(data.get("means"), (*path, "means"), "in [0, 1]", lambda v: 0 <= v <= 1)
     _check_unique_best(means, (*path, "means" if "means" in data else "a"))
     spec = InstanceSpec(name, family, means, sigma, a, b)
     if name in PAPER_INSTANCES and spec != paper_instance(name):
@@ -420,11 +351,11 @@ def algorithm_from_entry(entry: object, path: tuple) -> AlgorithmSpec:
     """An algorithm of an ``algorithms`` list: a registry name, or a table with ``name``
     (the label), ``algorithm`` (registry name, default ``name``) and factory options."""
     if isinstance(entry, str):
-        return AlgorithmSpec(_string(entry, path), entry)
+        return AlgorithmSpec(string(entry, path, non_empty=True), entry)
     if not isinstance(entry, Mapping):
         raise ConfigError(path, f"must be an algorithm name or a table, got {entry!r}")
-    label = _string(entry.get("name"), (*path, "name"))
-    algorithm = _string(entry.get("algorithm", label), (*path, "algorithm"))
+    label = string(entry.get("name"), (*path, "name"), non_empty=True)
+    algorithm = string(entry.get("algorithm", label), (*path, "algorithm"), non_empty=True)
     options = tuple((k, v) for k, v in entry.items() if k not in _ALGORITHM_KEYS)
     return AlgorithmSpec(label, algorithm, options)
 
@@ -437,7 +368,7 @@ def _coerce_option(default: object, value: object, path: tuple) -> object:
     if isinstance(default, bool):
         ok = isinstance(value, bool)
     elif isinstance(default, (int, float)):
-        ok = _is_number(value) and math.isfinite(value)
+        ok = finite_number(value)
         value = float(value) if ok and isinstance(default, float) else value
     else:
         ok = isinstance(value, type(default))
@@ -460,7 +391,11 @@ def check_algorithm(spec: AlgorithmSpec, index: int, threshold: str) -> Algorith
     path = ("algorithms", index)
     entries = registry()
     if spec.algorithm not in entries:
-        raise ConfigError((*path, "algorithm"), f"must be one of {list(entries)}")
+        raise ConfigError(
+            (*path, "algorithm"),
+            f"must be one of {list(entries)}, got {spec.algorithm!r} (a plugin's algorithm needs "
+            "--plugin MODULE or plugins = [...] in the file)",
+        )
     entry = entries[spec.algorithm]
     if spec.label != spec.algorithm and spec.label in entries:
         raise ConfigError(
@@ -470,11 +405,12 @@ def check_algorithm(spec: AlgorithmSpec, index: int, threshold: str) -> Algorith
     defaults = inspect.signature(entry.factory).parameters
     options = []
     for key, value in spec.options:
-        if key not in entry.options:
+        if key not in entry.options and "**" not in entry.options:
             raise ConfigError(
                 (*path, key), f"{spec.algorithm} takes options {list(entry.options)}, not {key!r}"
             )
-        options.append((key, _coerce_option(defaults[key].default, value, (*path, key))))
+        default = defaults[key].default if key in defaults else None  # **options: any value
+        options.append((key, _coerce_option(default, value, (*path, key))))
     spec = dataclasses.replace(spec, options=tuple(options))
     family = spec.threshold_of(threshold)
     if entry.thresholds and family not in entry.thresholds:

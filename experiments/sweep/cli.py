@@ -6,8 +6,10 @@ Every flag is defined in `build_parser`; `config_from_args` turns the parsed fla
 launches and supervises the processes of a ``jax.distributed`` run
 (`experiments.sweep.distributed`).
 
-Algorithm names are keys of the registry `jaxbai.ALGORITHMS`, read when `main` is called, so an
-algorithm registered with ``jaxbai.register`` beforehand runs like the paper's (on the ε grid
+Algorithm names are keys of the registry `jaxbai.ALGORITHMS`, read when `main` is called after
+the plugins (``--plugin MODULE``, the file's ``plugins``, installed entry points:
+`jaxbai.plugins`) are loaded, so an algorithm registered by a plugin or with ``jaxbai.register``
+beforehand runs like the paper's (on the ε grid
 of its trust model, with ``--threshold`` if it has threshold families); ``main(argv)`` takes
 the command line as a list and returns the exit code.
 """
@@ -22,16 +24,16 @@ from collections.abc import Sequence
 
 import experiments.sweep as sweep
 from experiments import config
-from experiments.config import SweepConfig, grids
+from experiments.config import ConfigError, SweepConfig, grids
 from experiments.config.specs import (
     FAMILIES,
     INSTANCE_KEYS,
-    ConfigError,
     InstanceSpec,
     derived_name,
     instance_from_mapping,
 )
 from experiments.sweep import distributed, plan
+from jaxbai import plugins
 from jaxbai.engine import KERNELS
 
 __all__ = [
@@ -124,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", help="output directory (default results/<name>; results/<instance> with --means)"
     )
     run.add_argument("--resume", action="store_true", help="continue from the checkpoints")
+    plugins.add_argument(run)
     run.add_argument("--quiet", action="store_true", help="no progress lines")
     run.add_argument(
         "--plan",
@@ -231,6 +234,7 @@ def config_from_args(args: argparse.Namespace) -> SweepConfig:
         "seed": args.seed,
         "device": args.device,
         "out": args.out or (f"results/{inline.name}" if inline is not None else None),
+        "plugins": tuple(dict.fromkeys((*base.plugins, *args.plugin))) if args.plugin else None,
     }
     try:
         return config.with_overrides(base, **overrides)

@@ -142,11 +142,10 @@ def nearest_factor(epsilon: np.ndarray, piloted: np.ndarray, factor: np.ndarray)
 
 def _bounds(spec: AlgorithmSpec, config: SweepConfig, instance, eps: np.ndarray) -> np.ndarray:
     """Bound of every (ε, δ) of one instance, shape (E, D): theory, else the engine's proxy."""
-    import jaxbai
     from experiments.analysis import overlay
     from jaxbai import engine
 
-    privacy = jaxbai.ALGORITHMS.get_entry(spec.algorithm).privacy
+    privacy = spec.build(config.threshold).info.privacy
     out = np.empty((len(eps), len(config.deltas)))
     for d, delta in enumerate(config.deltas):
         bound = overlay.lower_bound(

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jaxbai import _validate
+from jaxbai import checks
 from jaxbai.audit._bounds import certified_epsilon, score_epsilon
 
 __all__ = [
@@ -83,7 +83,7 @@ class Choice(NamedTuple):
 
 def check_epsilon(epsilon: object) -> float:
     """The claimed ε: a finite number > 0."""
-    eps = float(_validate.check_epsilon(epsilon))
+    eps = float(checks.check_epsilon(epsilon))
     if not math.isfinite(eps):
         raise ValueError(f"the claimed epsilon must be finite, got {epsilon!r}")
     return eps

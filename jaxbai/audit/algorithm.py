@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
-from jaxbai import _validate
+from jaxbai import checks
 from jaxbai.audit._select import (
     AuditResult,
     certify,
@@ -338,7 +338,7 @@ def audit_algorithm(
     runs = check_count("runs", runs)
     confidence, delta = check_level(confidence, delta)
     inst, inst_prime, horizon = _check_tables(table, table_prime, horizon)
-    _validate.check_open_unit("risk", risk)
+    checks.check_open_unit("risk", risk)
     params = alg.params(epsilon=eps, delta=risk)
     num_arms = int(inst.table.shape[1])
     devices = select_devices(device)

@@ -39,12 +39,16 @@ result. See ``jaxbai.engine._distributed``.
 
 Modules:
     `jaxbai.engine.jobs`: job lists (`Jobs`, `grid_jobs`) and per-job keys (`job_key`).
-    `jaxbai.engine.run`: the host loop (`run_grid`, `run_vmap`, `GridResult`, devices).
-    ``jaxbai.engine._lanes`` (private): the on-device lane program, refill, tail compaction.
+    `jaxbai.engine.prepare`: what a grid runs as: devices, lane pool size, checks, draws and
+        shared δ (`select_devices`, `default_lanes`, `with_draws`, `with_shared_deltas`), the
+        fused kernel's form of a grid (`fused_unsupported`).
+    `jaxbai.engine.run`: the host loop (`run_grid`, `run_vmap`, `GridResult`).
+    `jaxbai.engine.lane_program`: the on-device lane program, refill, tail compaction (its
+        step, `lanes_step`, is what the benchmarks of `experiments.bench` take apart).
     ``jaxbai.engine._checkpoint`` (private): grid fingerprints and atomic checkpoint files.
     ``jaxbai.engine._distributed`` (private): the split over processes and the gather.
     ``jaxbai.engine._shared`` (private): trajectories shared by several δ (`SharedDeltas`).
-    ``jaxbai.engine._fused`` (private): the fused lane kernel (Pallas) behind ``kernel="fused"``.
+    `jaxbai.engine.fused_kernel`: the fused lane kernel (Pallas) behind ``kernel="fused"``.
 
 Example:
     >>> import jaxbai
@@ -55,6 +59,7 @@ Example:
     ((4,), False)
 """
 
+from jaxbai._devices import available_cores
 from jaxbai.engine._checkpoint import (
     CHECKPOINT_VERSION,
     read_checkpoint,
@@ -62,7 +67,6 @@ from jaxbai.engine._checkpoint import (
     write_checkpoint,
 )
 from jaxbai.engine._distributed import predicted_cost
-from jaxbai.engine._fused import BLOCK_LANES, KERNELS
 from jaxbai.engine._shared import (
     SharedDeltas,
     SharedDeltasPerEpisode,
@@ -70,18 +74,17 @@ from jaxbai.engine._shared import (
     SharedState,
     shares_deltas,
 )
+from jaxbai.engine.fused_kernel import BLOCK_LANES, KERNELS
 from jaxbai.engine.jobs import SHARED_DELTA, Jobs, fold_in_step, grid_jobs, job_key
-from jaxbai.engine.run import (
+from jaxbai.engine.prepare import (
     DRAWS,
-    GridResult,
     default_lanes,
     fused_unsupported,
-    run_grid,
-    run_vmap,
     select_devices,
     with_draws,
     with_shared_deltas,
 )
+from jaxbai.engine.run import GridResult, run_grid, run_vmap
 
 __all__ = [
     "BLOCK_LANES",
@@ -95,6 +98,7 @@ __all__ = [
     "SharedDeltasPerEpisode",
     "SharedParams",
     "SharedState",
+    "available_cores",
     "default_lanes",
     "fold_in_step",
     "fused_unsupported",

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxbai._arrays import tree_where
+from jaxbai.arrays import tree_where
 from jaxbai.base import (
     Algorithm,
     AlgorithmInfo,

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxbai._arrays import key_words
+from jaxbai.arrays import key_words
 from jaxbai.base import Instance
 
 __all__ = ["SHARED_DELTA", "Jobs", "fold_in_step", "grid_jobs", "job_key"]

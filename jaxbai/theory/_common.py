@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxbai import _validate
+from jaxbai import checks
 
 # --------------------------------------------------------------------------------------------
 # Input checks (concrete inputs only)
@@ -19,7 +19,7 @@ from jaxbai import _validate
 
 
 def _check_means(means: ArrayLike, bernoulli: bool) -> None:
-    if not _validate.is_concrete(means):
+    if not checks.is_concrete(means):
         return
     arr = np.asarray(means, dtype=np.float64)
     if arr.ndim < 1 or arr.shape[-1] < 2:
@@ -28,18 +28,18 @@ def _check_means(means: ArrayLike, bernoulli: bool) -> None:
         raise ValueError("means must be finite")
     if bernoulli and ((arr < 0).any() or (arr > 1).any()):
         raise ValueError("Bernoulli means must lie in [0, 1]")
-    _validate.check_unique_best(arr)
+    checks.check_unique_best(arr)
 
 
 def _check_positive(name: str, value: ArrayLike) -> None:
-    if _validate.is_concrete(value):
+    if checks.is_concrete(value):
         arr = np.asarray(value, dtype=np.float64)
         if np.isnan(arr).any() or (arr <= 0).any():
             raise ValueError(f"{name} must be > 0, got {value!r}")
 
 
 def _check_open_unit(name: str, value: ArrayLike) -> None:
-    if _validate.is_concrete(value):
+    if checks.is_concrete(value):
         arr = np.asarray(value, dtype=np.float64)
         if np.isnan(arr).any() or (arr <= 0).any() or (arr >= 1).any():
             raise ValueError(f"{name} must lie in (0, 1), got {value!r}")

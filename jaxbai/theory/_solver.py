@@ -7,13 +7,15 @@ pair (a*, a) to a common mean x ∈ [μ_a, μ_{a*}], so the game is
 
 with A_a(x) = d(μ_{a*}, x) and B_a(x) = d(μ_a, x). The ``kind`` of a game names d:
 ``"kl_bernoulli"``, ``"kl_gaussian"``, ``"tv"``, ``"tv2"``, ``"local"`` (min{KL, c(ε)·TV²},
-Theorem 10) or ``"global"`` (min{Σ ω KL, ε Σ ω TV}, Theorem 17).
+Theorem 10), ``"global"`` (min{Σ ω KL, ε Σ ω TV}, Theorem 17) or ``"private"`` (the signed
+divergences d±_ε of Jourdan & Azize 2025, arXiv 2510.17348: A_a = d⁻_ε, B_a = d⁺_ε).
 
 How it is solved (one compiled program, batched over instances and ε):
 
 * **Primal (optax).** Adam on the logits of ω maximises a soft-min (temperature annealed) of the
   per-alternative costs; the inner infimum is exact: closed form (weighted mean) for Bernoulli
-  KL, Gaussian KL and TV², both endpoints for TV, a dense grid refined by golden-section search
+  KL, Gaussian KL and TV², both endpoints for TV, a fixed-step bisection for the convex private
+  cost (`jaxbai.theory.private_cost`), a dense grid refined by golden-section search
   at its two best local minima for the non-convex local-DP cost.
 * **Dual certificate.** For any finite set of alternatives (a dense grid of x per challenger plus
   the exact minimisers at the current ω), the restricted game is a lower bound on T* and, since
@@ -38,9 +40,10 @@ import numpy as np
 import optax
 from jax.scipy.special import logsumexp
 
-from jaxbai import _validate
+from jaxbai import checks
 from jaxbai.theory._common import _as_means, _gaps
 from jaxbai.theory.divergences import _C_LOCAL_CAP, c_local, kl_bernoulli
+from jaxbai.theory.private_divergences import _d_eps, _private_argmin
 
 _GRID = 32  # grid points of x per challenger in the certificate's restricted game
 _GRID_LOCAL = 128  # finer grid for the non-convex local-DP inner problem
@@ -86,6 +89,8 @@ def _pair_cost(kind: str, p: jax.Array, x: jax.Array, prm: _Params) -> jax.Array
         # c(ε) overflows float32 for ε ≳ 44; capped, the min is KL there, as it should be.
         c = jnp.minimum(c_local(prm.epsilon), _C_LOCAL_CAP)
         return jnp.minimum(kl_bernoulli(p, x), c * (p - x) ** 2)
+    if kind == "private":  # d⁻_ε(p, x) for x < p, d⁺_ε(p, x) for x > p
+        return _d_eps(p, x, prm.epsilon)
     raise ValueError(kind)
 
 
@@ -147,6 +152,8 @@ def _rows(
         xr = jnp.stack(refined, axis=1)
     elif kind == "tv":
         xr = jnp.stack([mu, jnp.broadcast_to(mb, mu.shape)], axis=1)
+    elif kind == "private":
+        xr = _private_argmin(mb, mu, wb, omega, prm.epsilon)[:, None]
     else:  # closed form: the weighted mean minimises KL (exp. family), Gaussian KL and TV²
         xr = ((wb * mb + omega * mu) / jnp.maximum(wb + omega, jnp.finfo(mu.dtype).tiny))[:, None]
     # a fine geometric comb around each exact minimiser, so that the restricted game of the
@@ -384,7 +391,7 @@ def _run(kind, means, epsilon=1.0, sigma=1.0, beta=None, tol=1e-5, max_steps=300
     # Concrete calls are padded to a bucket size so that a handful of programs serve every
     # batch size; traced calls (under the caller's jit/vmap) are not padded.
     size = n
-    if _validate.is_concrete((means, epsilon, sigma, beta)):
+    if checks.is_concrete((means, epsilon, sigma, beta)):
         size = max(_MIN_BUCKET, 1 << max(n - 1, 0).bit_length())
     pad = [(0, size - n)]
     m = jnp.pad(m, [*pad, (0, 0)], mode="edge")

@@ -23,16 +23,20 @@ from jaxbai.theory._common import (
 )
 from jaxbai.theory.characteristic_times import (
     t_star,
+    t_star_dp,
     t_star_global_proxy,
     t_star_tv_closed_form,
 )
+from jaxbai.theory.private_divergences import _logit
 
 __all__ = [
     "adap_tt_bound",
     "adap_tt_star_bound",
     "ctb_tt_bound",
+    "free_privacy_epsilon",
     "g1",
     "g2",
+    "lower_bound_dp",
     "lower_bound_samples",
     "practical_bound",
     "regime_switch",
@@ -89,6 +93,43 @@ def lower_bound_samples(time: ArrayLike, delta: ArrayLike, kind: str = "log") ->
     if kind == "log":
         return t * jnp.log(1.0 / (2.4 * d))
     return t * (1.0 - 2.0 * d) * jnp.log((1.0 - d) / d)
+
+
+def free_privacy_epsilon(means: ArrayLike) -> jax.Array:
+    """ε from which privacy is free, max_{a ≠ a*} log(μ_{a*} (1 − μ_a) / (μ_a (1 − μ_{a*}))).
+
+    Jourdan & Azize (2025), arXiv 2510.17348, lower bound: for ε at least this, g_ε(μ_a) ≥
+    μ_{a*} for every a, so d±_ε = kl on every [μ_a, μ_{a*}] and T*_ε = T*_KL. It is
+    max_a logit μ_{a*} − logit μ_a: ``inf`` if μ_{a*} = 1 or some μ_a = 0.
+
+    Example:
+        >>> round(float(free_privacy_epsilon([0.9, 0.5, 0.8])), 4)  # log 9
+        2.1972
+    """
+    _check_means(means, bernoulli=True)
+    m = _as_means(means)
+    _, is_best, _ = _gaps(m)
+    top = jnp.max(m, axis=-1, keepdims=True)
+    return jnp.max(jnp.where(is_best, -jnp.inf, _logit(top) - _logit(m)), axis=-1)
+
+
+def lower_bound_dp(
+    means: ArrayLike, epsilon: ArrayLike, delta: ArrayLike, *, tol: float = 1e-5
+) -> jax.Array:
+    """ε-global-DP lower bound T*_ε(ν) log(1/(3δ)) on E[τ] of a δ-correct algorithm.
+
+    Jourdan & Azize (2025), arXiv 2510.17348, lower bound; T*_ε from `t_star_dp`, broadcast
+    over the batch shape, ε and δ.
+
+    Example:
+        >>> T, _ = t_star_dp([0.95, 0.9, 0.9, 0.9, 0.5], 1.0)
+        >>> bound = lower_bound_dp([0.95, 0.9, 0.9, 0.9, 0.5], 1.0, 0.01)
+        >>> bool(abs(bound / (T * np.log(1 / 0.03)) - 1) < 1e-6)
+        True
+    """
+    _check_open_unit("delta", delta)
+    time, _ = t_star_dp(means, epsilon, tol=tol)
+    return time * jnp.log(1.0 / (3.0 * jnp.asarray(delta, time.dtype)))
 
 
 def practical_bound(

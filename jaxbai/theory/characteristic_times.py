@@ -5,8 +5,10 @@ Every characteristic time of the paper is the value of a zero-sum game (Eq. 1)
     T*(ν)⁻¹ = sup_{ω ∈ Σ_K} inf_{λ ∈ Alt(ν)} Σ_a ω_a d(ν_a, λ_a),
 
 with d = KL (Lemma 5), TV or TV² (Corollaries 11 and 18), min{KL, c(ε)·TV²} (Theorem 10) or the
-instance-level min{Σ ω KL, ε Σ ω TV} (Theorem 17). Because Alt(ν) = ∪_{a ≠ a*} {λ_a ≥ λ_{a*}},
-each alternative only moves the pair (a*, a) to a common mean x ∈ [μ_a, μ_{a*}], so the game is
+instance-level min{Σ ω KL, ε Σ ω TV} (Theorem 17); beyond that paper, T*_ε (:func:`t_star_dp`)
+has the signed private divergences d±_ε of Jourdan & Azize (2025, arXiv 2510.17348). Because
+Alt(ν) = ∪_{a ≠ a*} {λ_a ≥ λ_{a*}}, each alternative only moves the pair (a*, a) to a common
+mean x ∈ [μ_a, μ_{a*}], so the game is
 
     T*⁻¹ = sup_ω min_{a ≠ a*} inf_x ω_{a*} A_a(x) + ω_a B_a(x),
 
@@ -42,6 +44,7 @@ __all__ = [
     "SolverInfo",
     "hardness",
     "t_star",
+    "t_star_dp",
     "t_star_global",
     "t_star_global_proxy",
     "t_star_global_relaxed",
@@ -217,6 +220,46 @@ def t_star_global(
     _check_positive("epsilon", epsilon)
     time, omega, info = _run("global", means, epsilon=epsilon, tol=tol, max_steps=max_steps)
     return (time, omega, info) if return_info else time
+
+
+def t_star_dp(
+    means: ArrayLike,
+    epsilon: ArrayLike,
+    *,
+    tol: float = 1e-5,
+    max_steps: int = 3000,
+    return_info: bool = False,
+) -> tuple[jax.Array, jax.Array] | tuple[jax.Array, jax.Array, SolverInfo]:
+    """ε-global-DP characteristic time T*_ε(ν) and allocation ω*_ε of a Bernoulli instance.
+
+    Jourdan & Azize (2025), arXiv 2510.17348, lower bound:
+    T*_ε(ν)⁻¹ = max_{w ∈ Σ_K} min_{a ≠ a*} C*_ε(a*, a, ν, w), with C*_ε the private
+    transportation cost (`jaxbai.theory.private_cost`). T*_ε ≥ T*_g (Theorem 17: the signed
+    divergence d_ε is at most min{KL, ε TV} arm by arm) and T*_ε ≥ T*_KL, with equality for
+    ε ≥ `jaxbai.theory.free_privacy_epsilon` (privacy is free); ε = ``inf`` gives T*_KL.
+
+    Args:
+        means: Bernoulli means, shape (..., K), in [0, 1], with a unique best arm.
+        epsilon: privacy budget ε > 0 (``inf`` allowed), broadcast against the batch shape
+            (one ε or an array of them).
+        tol: certified relative accuracy at which the solver stops (as in `t_star`).
+        max_steps: optax step budget.
+        return_info: also return a `SolverInfo` with the certified accuracy.
+
+    Returns:
+        ``(T*_ε, ω*_ε)``, or ``(T*_ε, ω*_ε, info)`` with ``return_info=True``; T*_ε has the
+        broadcast batch shape and ω*_ε shape (..., K).
+
+    Example:
+        >>> T, w = t_star_dp([0.95, 0.9, 0.9, 0.9, 0.5], [0.1, float("inf")])
+        >>> T_kl, _ = t_star([0.95, 0.9, 0.9, 0.9, 0.5], "kl_bernoulli")
+        >>> bool(T[0] > T[1]), bool(abs(T[1] / T_kl - 1) < 1e-4)
+        (True, True)
+    """
+    _check_means(means, bernoulli=True)
+    _check_positive("epsilon", epsilon)
+    time, omega, info = _run("private", means, epsilon=epsilon, tol=tol, max_steps=max_steps)
+    return (time, omega, info) if return_info else (time, omega)
 
 
 def t_star_global_relaxed(means: ArrayLike, epsilon: ArrayLike) -> jax.Array:

@@ -4,6 +4,11 @@ Each is a plain function of arrays satisfying one of the protocols below (`Cost`
 `Threshold`, `Challenger`, `TrackingBeta`, `Tracking`, `StoppingRule`); swap one into an
 algorithm with `dataclasses.replace`. The components of the paper's published code are in
 `jaxbai.toptwo.published`.
+
+Every component runs traced, inside `jaxbai.toptwo.TopTwo.select` and `step`, and is a function
+of the state: the pull a trial is told (`select`) must be the pull the engine makes. A
+component that randomises (a sampled leader, a randomised challenger, a β-coin) draws from
+`step_key`, the run's key for the current sample, folded with a tag of its own.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxbai import costs, thresholds
-from jaxbai._arrays import every, one_hot, pick
+from jaxbai.arrays import every, one_hot, pick
 from jaxbai.base import PerArm, Scalar
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
@@ -41,6 +46,7 @@ __all__ = [
     "glr_pairs_passed",
     "glr_stopping",
     "leader_side",
+    "step_key",
     "tc_challenger_gaussian_cost",
     "tc_challenger_private_cost",
     "threshold_aware_challenger",
@@ -67,9 +73,13 @@ class Cost(Protocol):
 
 
 class Bonus(Protocol):
-    """Leader bonus b_a of the UCB leader (Eq. 3 or Eq. 11): float32 ``(K,)`` from the state."""
+    """Leader bonus b_a of the UCB leader B = argmax_a μ̃_a + b_a (Eq. 3 or Eq. 11).
 
-    def __call__(self, state: object, params: object) -> PerArm: ...
+    Args: ``state`` (`jaxbai.toptwo.TopTwoState`), ``params``
+    (`jaxbai.toptwo.TopTwoParams`). Returns float32 ``(K,)``.
+    """
+
+    def __call__(self, state: TopTwoState, params: TopTwoParams) -> PerArm: ...
 
 
 class Threshold(Protocol):
@@ -91,16 +101,31 @@ class Threshold(Protocol):
 
 
 class Challenger(Protocol):
-    """Challenger rule: the arm C ≠ leader (int32 scalar), e.g. the TC challenger (Alg. 1)."""
+    """Challenger rule: the arm C ≠ leader, e.g. the TC challenger (Alg. 1, line 9).
 
-    def __call__(self, alg: object, state: object, leader: Scalar, params: object) -> Scalar: ...
+    Args: ``alg`` (the `jaxbai.toptwo.TopTwo`, for its cost, tie rule and `argmax`),
+    ``state``, ``leader`` (int32 scalar), ``params``. Returns the int32 scalar C.
+    """
+
+    def __call__(
+        self, alg: Any, state: TopTwoState, leader: Scalar, params: TopTwoParams
+    ) -> Scalar: ...
 
 
 class TrackingBeta(Protocol):
-    """Tracking proportion β ∈ (0, 1) for this iteration (float32 scalar; Alg. 1, line 10)."""
+    """Tracking proportion β ∈ (0, 1) for this iteration (Alg. 1, line 10).
+
+    Args: ``alg``, ``state``, ``leader`` and ``challenger`` (int32 scalars), ``params``.
+    Returns a float32 scalar.
+    """
 
     def __call__(
-        self, alg: object, state: object, leader: Scalar, challenger: Scalar, params: object
+        self,
+        alg: Any,
+        state: TopTwoState,
+        leader: Scalar,
+        challenger: Scalar,
+        params: TopTwoParams,
     ) -> Scalar: ...
 
 
@@ -113,16 +138,41 @@ class Tracking(Protocol):
     for a β-coin.
     """
 
-    def __call__(self, state: object, beta: Scalar) -> jax.Array: ...
+    def __call__(self, state: TopTwoState, beta: Scalar) -> jax.Array: ...
 
 
 class StoppingRule(Protocol):
     """(stop, recommendation â) of a state: the GLR test of Eq. (2), `glr_stopping`, by default.
 
-    Never stops before every arm was pulled once.
+    Args: ``alg``, ``state``, ``params``. Returns (bool scalar, int32 scalar); never stops
+    before every arm was pulled once.
     """
 
-    def __call__(self, alg: object, state: object, params: object) -> tuple[Scalar, Scalar]: ...
+    def __call__(
+        self, alg: Any, state: TopTwoState, params: TopTwoParams
+    ) -> tuple[Scalar, Scalar]: ...
+
+
+def step_key(state: TopTwoState) -> jax.Array:
+    """The run's key for sample n, a function of the state: what a randomising component draws
+    from, folded with a tag of its own (``jax.random.fold_in(step_key(state), tag)``).
+
+    The run is identified by the bits of its first two tie priorities (drawn from the run's
+    init key, independent of its reward stream), so `select`, `plan` and the per-episode path
+    all see the same draw (docs/semantics.md §30); the published code's β-coin
+    (`jaxbai.toptwo.published.tracking_uniform`) is its first use.
+
+    Examples:
+        >>> import jax, jaxbai
+        >>> alg = jaxbai.ttucb()
+        >>> state = alg.init(jax.random.key(0), alg.params(delta=0.1), 3)
+        >>> u = jax.random.uniform(jax.random.fold_in(step_key(state), 7))  # a leader's coin
+        >>> bool(0 < u < 1), bool(u == jax.random.uniform(jax.random.fold_in(step_key(state), 7)))
+        (True, True)
+    """
+    words = jax.lax.bitcast_convert_type(state.priority[:2], jnp.uint32)
+    key = jax.random.wrap_key_data(words, impl="threefry2x32")
+    return jax.random.fold_in(key, state.n)
 
 
 # ----------------------------------------------------------------------------- the components

@@ -15,8 +15,8 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxbai import _validate, mechanisms
-from jaxbai._arrays import argmax_random_ties, one_hot, pick, tree_where, uniforms_from_key
+from jaxbai import checks, mechanisms
+from jaxbai.arrays import argmax_random_ties, one_hot, pick, tree_where, uniforms_from_key
 from jaxbai.base import (
     AlgorithmInfo,
     Episodic,
@@ -24,6 +24,7 @@ from jaxbai.base import (
     Estimator,
     Instance,
     Key,
+    Mechanism,
     Release,
     ReleasingEstimator,
     Scalar,
@@ -42,6 +43,7 @@ from jaxbai.toptwo.components import (
     glr_stopping,
     transportation_cost_challenger,
 )
+from jaxbai.toptwo.guarantees import Guarantee
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
 __all__ = ["PULLS_PER_STEP", "TIE_RULES", "EpisodicTopTwo", "PerEpisode", "TopTwo"]
@@ -66,8 +68,9 @@ class TopTwo:
     of `jax.jit`. Satisfies `jaxbai.base.Algorithm` and `jaxbai.base.Releasing`.
 
     Raises:
-        ValueError: the estimator lacks a member of `jaxbai.base.Estimator`, or is episodic
-            in a `TopTwo` (or sequential in an `EpisodicTopTwo`).
+        ValueError: the estimator lacks a member of `jaxbai.base.Estimator` (or its
+            participant mechanism one of `jaxbai.base.Mechanism`), or is episodic in a
+            `TopTwo` (or sequential in an `EpisodicTopTwo`).
     """
 
     name: str
@@ -83,7 +86,6 @@ class TopTwo:
     """One of `TIE_RULES`."""
     beta: float = 0.5
     sigma: float = 0.5
-    gamma: float = 1e-3
     takes_epsilon: bool = True
     """Whether ε is a parameter of the algorithm (False: TTUCB ignores it)."""
     arms: int | None = None
@@ -91,6 +93,10 @@ class TopTwo:
     for the fused GPU kernel, docs/semantics.md §32): the padded arms are never pulled, never a
     leader, challenger or recommendation, and never enter the stopping test or a threshold's
     K; `init` draws the state of K arms and pads it. None: every array has K entries."""
+    guarantee: Guarantee | None = None
+    """The paper's allocation target and asymptotic bound for these components (set by the
+    factories, `jaxbai.toptwo.guarantees`); `info` hands them out, with this β and σ, only
+    while the components are those they were proved for. None: none known."""
 
     def __post_init__(self) -> None:
         if self.ties not in TIE_RULES:
@@ -98,6 +104,13 @@ class TopTwo:
         missing = missing_members(self.estimator, Estimator)
         if missing:
             raise ValueError(f"{self.name}: the estimator lacks {', '.join(missing)}")
+        mechanism = self.estimator.participant_mechanism
+        missing = [] if mechanism is None else missing_members(mechanism, Mechanism)
+        if missing:
+            raise ValueError(
+                f"{self.name}: the estimator's participant mechanism {mechanism!r} lacks "
+                f"{', '.join(missing)} (jaxbai.base.Mechanism)"
+            )
         episodic = isinstance(self.estimator, EpisodicEstimator)
         if episodic != isinstance(self, Episodic):
             kind = "EpisodicTopTwo" if episodic else "TopTwo"
@@ -105,15 +118,28 @@ class TopTwo:
 
     @property
     def info(self) -> AlgorithmInfo:
-        """Privacy model, ε, participant mechanism and γ, [0, 1]: read from the estimator."""
+        """Privacy model, ε, participant mechanism, [0, 1]: read from the estimator (a
+        participant mechanism needs rewards in [0, 1]); allocation target and asymptotic bound
+        from `guarantee`."""
         est = self.estimator
+        mechanism = est.participant_mechanism
         return AlgorithmInfo(
             privacy=est.privacy,
             takes_epsilon=self.takes_epsilon,
-            participant_mechanism=est.participant_mechanism,
-            gamma=self.gamma if est.takes_gamma else None,
-            unit_interval=est.unit_rewards or est.unit_observations,
+            participant_mechanism=mechanism,
+            unit_interval=mechanism is not None or est.unit_observations,
+            **self._guaranteed(),
         )
+
+    def _guaranteed(self) -> dict:
+        """The allocation target and asymptotic bound of `guarantee`, where it holds."""
+        g = self.guarantee
+        if g is None or not g.holds_for(self):
+            return {}
+        return {
+            "allocation_target": g.allocation_target(self.beta, self.sigma),
+            "asymptotic_bound": g.asymptotic_bound(self.beta, self.sigma),
+        }
 
     # --- parameters ------------------------------------------------------------------------
     def params(
@@ -121,15 +147,16 @@ class TopTwo:
         epsilon: ArrayLike | None = None,
         delta: ArrayLike = 0.01,
         beta: ArrayLike | None = None,
-        gamma: ArrayLike | None = None,
     ) -> TopTwoParams:
         """Validated numeric parameters (arrays broadcast together, so a grid can be vmapped).
+
+        σ² is the algorithm's σ² plus the variance its participant mechanism adds at ε
+        (`jaxbai.base.Mechanism.added_variance`, Remark 13), whose own options (γ) are static.
 
         Args:
             epsilon: privacy budget ε > 0 (ignored by TTUCB; required otherwise).
             delta: risk δ ∈ (0, 1).
             beta: tracking proportion β ∈ (0, 1); defaults to the algorithm's.
-            gamma: γ ∈ (0, 1) of the Gaussian mechanism; defaults to the algorithm's.
 
         Raises:
             ValueError: a value out of range, before anything is compiled.
@@ -138,27 +165,21 @@ class TopTwo:
             if self.takes_epsilon:
                 raise ValueError(f"{self.name} needs epsilon")
             epsilon = jnp.inf
-        args = (
-            epsilon,
-            delta,
-            self.beta if beta is None else beta,
-            self.gamma if gamma is None else gamma,
-        )
-        if _validate.is_concrete(args):
-            _validate.check_epsilon(args[0])
-            _validate.check_open_unit("delta", args[1])
-            _validate.check_open_unit("beta", args[2])
-            _validate.check_open_unit("gamma", args[3])
-        eps, dlt, bta, gma = (jnp.asarray(x, jnp.float32) for x in args)
-        eps, dlt, bta, gma = jnp.broadcast_arrays(eps, dlt, bta, gma)
-        sigma2 = self.sigma**2 + self.estimator.added_variance(eps, gma)  # Remark 13
-        return TopTwoParams(eps, dlt, bta, sigma2, gma)
+        args = (epsilon, delta, self.beta if beta is None else beta)
+        if checks.is_concrete(args):
+            checks.check_epsilon(args[0])
+            checks.check_open_unit("delta", args[1])
+            checks.check_open_unit("beta", args[2])
+        eps, dlt, bta = jnp.broadcast_arrays(*(jnp.asarray(x, jnp.float32) for x in args))
+        mechanism = self.estimator.participant_mechanism
+        added = jnp.zeros_like(eps) if mechanism is None else mechanism.added_variance(eps)
+        return TopTwoParams(eps, dlt, bta, self.sigma**2 + added)  # Remark 13
 
     # --- the pieces --------------------------------------------------------------------------
     def init(self, key: Key, params: TopTwoParams, num_arms: int) -> TopTwoState:
         """Empty state; the first K `select` calls return arms 0, 1, …, K−1."""
         del params
-        num_arms = _validate.check_num_arms(num_arms)
+        num_arms = checks.check_num_arms(num_arms)
         real = num_arms if self.arms is None else self.arms
         if real > num_arms:
             raise ValueError(f"{self.name}: {num_arms} arrays cannot hold {real} arms")
@@ -254,12 +275,20 @@ class TopTwo:
         return self.sampling_rule(state, params)[1]
 
     def privatize(self, key: Key, reward: ArrayLike, params: TopTwoParams) -> Scalar:
-        """The user-side mechanism (randomised response / Gaussian); identity otherwise.
-        ValueError (eagerly) for a reward outside [0, 1] under local DP."""
-        if self.estimator.unit_rewards:
-            _validate.check_unit_rewards("reward", reward)
-        _validate.check_finite("reward", reward)
-        return self.estimator.privatize(mechanisms.open_uniform(key), reward, params)
+        """The estimator's participant mechanism (`jaxbai.base.Mechanism`) at ε; identity
+        without one. ValueError (eagerly) for a reward outside [0, 1] under local DP."""
+        if self.estimator.participant_mechanism is not None:
+            checks.check_unit_rewards("reward", reward)
+        checks.check_finite("reward", reward)
+        return self._privatized(mechanisms.open_uniform(key), reward, params)
+
+    def _privatized(self, u: Scalar, reward: ArrayLike, params: TopTwoParams) -> Scalar:
+        """``reward`` through the participant mechanism from the uniform ``u`` (float32; the
+        reward itself without a mechanism: global DP and no privacy)."""
+        mechanism = self.estimator.participant_mechanism
+        if mechanism is None:
+            return jnp.asarray(reward, jnp.float32)
+        return mechanism.privatize(u, reward, params.epsilon)
 
     def update(
         self,
@@ -281,8 +310,8 @@ class TopTwo:
                 check can run, so validate upstream (as `jaxbai.trial` does).
         """
         if self.estimator.unit_observations:
-            _validate.check_unit_rewards("z", z)
-        _validate.check_finite("z", z)
+            checks.check_unit_rewards("z", z)
+        checks.check_finite("z", z)
         arm = jnp.asarray(arm, jnp.int32)
         counted = self.count(state, self.leader(state, params), arm)
         return self.observe(mechanisms.open_uniform(key), key, counted, arm, z, params, release)
@@ -309,13 +338,13 @@ class TopTwo:
         (`jaxbai.base.SeparableStopping`, docs/semantics.md §31).
 
         ``key`` must be fresh for every step (``fold_in(stream, n)``): its two words are the
-        step's random bits, one uniform for the reward and one for the estimator's mechanism
-        (randomised response, Gaussian or Laplace noise).
+        step's random bits, one uniform for the reward and one for the participant mechanism
+        or the estimator's own noise (DAF's Laplace noise).
         """
         u_reward, u_mechanism = uniforms_from_key(key)
         leader, arm = self.sampling_rule(state, params)
         reward = inst.draw(u_reward, key, arm, state.n)  # index n: docs/semantics.md §21
-        z = self.estimator.privatize(u_mechanism, reward, params)
+        z = self._privatized(u_mechanism, reward, params)
         return self.observe(u_mechanism, key, self.count(state, leader, arm), arm, z, params)
 
     def step(
@@ -546,4 +575,4 @@ class PerEpisode:
         self, key: Key, state: TopTwoState, inst: Instance, params: TopTwoParams
     ) -> TopTwoState:
         """`budgeted_step` without a budget, ``key`` as the stream (a fresh key per call)."""
-        return self.budgeted_step(key, state, inst, params, jnp.int32(_validate.COUNT_MAX))
+        return self.budgeted_step(key, state, inst, params, jnp.int32(checks.COUNT_MAX))

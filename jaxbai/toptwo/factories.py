@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from jaxbai import _validate, estimators, thresholds
+from jaxbai import checks, estimators, mechanisms, thresholds
 from jaxbai.toptwo.components import (
     Bonus,
     Threshold,
@@ -26,8 +26,18 @@ from jaxbai.toptwo.components import (
     threshold_private_theory,
     threshold_tilde_heuristic,
     threshold_tilde_theory,
+    transportation_cost_challenger,
 )
 from jaxbai.toptwo.driver import EpisodicTopTwo, TopTwo
+from jaxbai.toptwo.guarantees import (
+    Guarantee,
+    adap_tt_bound,
+    adap_tt_star_bound,
+    beta_optimal,
+    beta_optimal_modified,
+    ctb_tt_bound,
+    t_star_beta,
+)
 
 __all__ = [
     "adap_tt",
@@ -68,9 +78,15 @@ def _leader_bonus(leader_bonus: str, episodes: str) -> Bonus:
     return _LEADER_BONUSES[leader_bonus, estimators.check_episodes(episodes)]
 
 
+def _tc_guarantee(estimator, cost, allocation, bound) -> Guarantee:
+    """The paper's results for a Top Two algorithm with the TC challenger (Theorems 22, 24,
+    Eq. 5): the global variants of Appendix H have the allocation but no stated bound."""
+    return Guarantee(estimator, cost, transportation_cost_challenger, allocation, bound)
+
+
 def _check_beta_sigma(beta: float, sigma: float) -> None:
-    _validate.check_open_unit("beta", beta)
-    _validate.check_positive("sigma", sigma)
+    checks.check_open_unit("beta", beta)
+    checks.check_positive("sigma", sigma)
 
 
 def ttucb(threshold: str = "heuristic", beta: float = 0.5, sigma: float = 0.5) -> TopTwo:
@@ -86,28 +102,32 @@ def ttucb(threshold: str = "heuristic", beta: float = 0.5, sigma: float = 0.5) -
         >>> params = alg.params(delta=0.01)
     """
     _check_beta_sigma(beta, sigma)
+    estimator = estimators.MLE()
     return TopTwo(
         "ttucb",
-        estimators.MLE(),
+        estimator,
         cost_gaussian,
         bonus_gaussian,
         _threshold("gaussian", threshold),
         beta=beta,
         sigma=sigma,
         takes_epsilon=False,
+        guarantee=_tc_guarantee(estimator, cost_gaussian, beta_optimal, t_star_beta),
     )
 
 
 def ctb_tt(threshold: str = "heuristic", beta: float = 0.5) -> TopTwo:
     """CTB-TT (Alg. 7): TTUCB on randomised-response bits (CTB, Alg. 4), σ = 1/2; ε-local DP."""
     _check_beta_sigma(beta, 0.5)
+    estimator = estimators.CTB()
     return TopTwo(
         "ctb_tt",
-        estimators.CTB(),
+        estimator,
         cost_gaussian,
         bonus_gaussian,
         _threshold("gaussian", threshold),
         beta=beta,
+        guarantee=_tc_guarantee(estimator, cost_gaussian, beta_optimal, ctb_tt_bound),
     )
 
 
@@ -115,18 +135,22 @@ def gauss_ldp_tt(threshold: str = "heuristic", beta: float = 0.5, gamma: float =
     """(ε, γ)-local DP TTUCB with the Gaussian mechanism (Alg. 8, Remark 13).
 
     Costs, bonuses and thresholds use σ² = 1/4 + σ²_{ε,γ} (Remark 13), not the σ = 1/2 printed
-    in Alg. 8 (docs/semantics.md §7).
+    in Alg. 8 (docs/semantics.md §7). ``gamma`` is an option of the participants' mechanism, a
+    `jaxbai.mechanisms.GaussianNoise` (``alg.info.participant_mechanism.gamma``).
+
+    Example:
+        >>> gauss_ldp_tt(gamma=0.01).info.participant_mechanism.gamma
+        0.01
     """
     _check_beta_sigma(beta, 0.5)
-    _validate.check_open_unit("gamma", gamma)
+    mechanism = mechanisms.GaussianNoise(gamma)
     return TopTwo(
         "gauss_ldp_tt",
-        estimators.GaussianMechanism(),
+        estimators.GaussianMechanism(participant_mechanism=mechanism),
         cost_gaussian,
         bonus_gaussian,
         _threshold("gaussian", threshold),
         beta=beta,
-        gamma=gamma,
     )
 
 
@@ -190,13 +214,16 @@ def adap_tt(
             docs/semantics.md §18; the algorithm is then named ``adap_tt_global``).
     """
     _check_beta_sigma(beta, 0.5)
+    estimator = estimators.DAF(episodes)
+    bound = adap_tt_bound if episodes == "per_arm" else None
     return EpisodicTopTwo(
         _episodic_name("adap_tt", episodes),
-        estimators.DAF(episodes),
+        estimator,
         cost_gaussian,
         _leader_bonus(leader_bonus, episodes),
         _threshold("private", threshold),
         beta=beta,
+        guarantee=_tc_guarantee(estimator, cost_gaussian, beta_optimal, bound),
     )
 
 
@@ -218,13 +245,16 @@ def adap_tt_star(
         >>> params = alg.params(epsilon=0.5, delta=0.01)
     """
     _check_beta_sigma(beta, 0.5)
+    estimator = estimators.DAF(episodes)
+    bound = adap_tt_star_bound if episodes == "per_arm" else None
     return EpisodicTopTwo(
         _episodic_name("adap_tt_star", episodes),
-        estimators.DAF(episodes),
+        estimator,
         cost_private,
         _leader_bonus(leader_bonus, episodes),
         _threshold("tilde", threshold),
         beta=beta,
+        guarantee=_tc_guarantee(estimator, cost_private, beta_optimal_modified, bound),
     )
 
 

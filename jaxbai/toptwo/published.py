@@ -29,12 +29,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxbai import costs, estimators
-from jaxbai._arrays import uniform_from_bits
+from jaxbai import checks, costs, estimators
+from jaxbai.arrays import uniform_from_bits
 from jaxbai.base import Scalar
 from jaxbai.toptwo.components import (
     glr_pairs_passed,
     leader_side,
+    step_key,
     threshold_gaussian_heuristic,
     threshold_private_heuristic,
 )
@@ -118,15 +119,9 @@ def challenger_sqrt_kappa(
 
 # ----------------------------------------------------------------------------- tracking
 def tracking_uniform(state: TopTwoState) -> Scalar:
-    """The run's coin at sample n: a uniform on (0, 1) hashed from (run, n), float32.
-
-    The run is identified by the bits of its first two tie priorities (drawn from the run's
-    init key, independent of its reward stream), so the coin is a function of the state:
-    `select`, `plan` and the per-episode path all see the same coin (docs/semantics.md §30).
-    """
-    words = jax.lax.bitcast_convert_type(state.priority[:2], jnp.uint32)
-    key = jax.random.wrap_key_data(words, impl="threefry2x32")
-    return uniform_from_bits(jax.random.bits(jax.random.fold_in(key, state.n)))
+    """The run's coin at sample n: a uniform on (0, 1) from `jaxbai.toptwo.components.step_key`
+    (hashed from (run, n), a function of the state: docs/semantics.md §30), float32."""
+    return uniform_from_bits(jax.random.bits(step_key(state)))
 
 
 def coin_tracking(state: TopTwoState, beta: Scalar) -> jax.Array:
@@ -187,6 +182,7 @@ def ttucb_published(beta: float = 0.5) -> TopTwo:
     Args:
         beta: the coin's probability of pulling the leader.
     """
+    checks.check_open_unit("beta", beta)
     return TopTwo(
         "ttucb_published",
         estimators.MLE(),
@@ -215,6 +211,7 @@ def adap_tt_published(beta: float = 0.5) -> PublishedAdaPTT:
     Args:
         beta: the coin's probability of pulling the leader.
     """
+    checks.check_open_unit("beta", beta)
     return PublishedAdaPTT(
         "adap_tt_published",
         estimators.DAF(),

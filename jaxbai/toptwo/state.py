@@ -55,12 +55,11 @@ class TopTwoParams(NamedTuple):
         epsilon: privacy budget ε (``inf`` for the non-private TTUCB).
         delta: risk δ.
         beta: tracking proportion β.
-        sigma2: sub-Gaussian variance proxy σ² of costs, bonuses and thresholds.
-        gamma: γ of the (ε, γ) Gaussian mechanism (unused otherwise).
+        sigma2: sub-Gaussian variance proxy σ² of costs, bonuses and thresholds, with the
+            variance the participant mechanism adds (Remark 13).
     """
 
     epsilon: jax.Array
     delta: jax.Array
     beta: jax.Array
     sigma2: jax.Array
-    gamma: jax.Array

@@ -42,9 +42,11 @@ What is kept and what is published (Section 2.3).
   release, computes them from its own exact sums of the current phase/epoch, and passes them
   to ``update(release=...)``. ``outcomes="binary"`` releases the sums exactly; rewards in
   [0, 1] are put on a grid of at most 1 % of the noise scale first.
-* Local DP (``ctb_tt``, ``gauss_ldp_tt``): participants privatise their reward on their own
-  device with `jaxbai.trial.secure_noise.privatize_locally`; the trial only ever receives
-  privatised values (Definition 7).
+* Local DP (``ctb_tt``, ``gauss_ldp_tt``, or any algorithm whose estimator has a participant
+  mechanism): participants privatise their reward on their own device with the trial's
+  `jaxbai.base.Mechanism` (``trial.mechanism``, ``alg.info.participant_mechanism``) through
+  `jaxbai.trial.secure_noise.privatize_locally`; the trial only ever receives privatised values
+  (Definition 7), and only values the mechanism outputs (``Mechanism.outputs``).
 * ``ttucb`` is not private; its store holds raw rewards.
 
 Rewards outside [0, 1] are rejected for algorithms whose privacy proof needs [0, 1]
@@ -57,7 +59,7 @@ Modules: `jaxbai.trial.discrete_noise` (exact discrete Laplace releases),
 records), ``_algorithm`` (the algorithm glue), ``_store`` (the store), ``_files`` (its files:
 the lock, the log, atomic creation), ``_codec`` (its encodings), ``_integrity`` (its digest),
 ``_migration``, ``_schema1`` and ``_schema2`` (older schemas), ``_backup`` (backups),
-``_release`` (the releases) and ``_trial`` (`Trial`).
+``_release`` (the releases), ``_records`` (the checks of a record) and ``_trial`` (`Trial`).
 
 Example:
   >>> import os, tempfile

@@ -17,12 +17,12 @@ from typing import Any, NamedTuple
 
 import jax
 
-from jaxbai import _validate
-from jaxbai.base import Algorithm, Episodic, Releasing
-from jaxbai.registry import ALGORITHMS
+from jaxbai import checks, plugins
+from jaxbai.base import Algorithm, Episodic, Mechanism, Releasing
+from jaxbai.registry import ALGORITHMS, AlgorithmEntry
 from jaxbai.trial._config import NOISE_MODES, OUTCOMES, TrialConfig
 
-__all__ = ["build", "check_config", "compiled"]
+__all__ = ["algorithm_entry", "build", "check_config", "compiled", "participant_mechanism"]
 
 
 class _Functions(NamedTuple):
@@ -47,6 +47,17 @@ def compiled(alg: Algorithm) -> _Functions:
     )
 
 
+def algorithm_entry(config: TrialConfig) -> AlgorithmEntry:
+    """The registry entry of the trial's algorithm.
+
+    Raises:
+      ValueError: it is not registered in this process, naming the plugin that registers it.
+    """
+    if config.algorithm not in ALGORITHMS:
+        raise ValueError(plugins.missing_algorithm(config.algorithm, config.plugin))
+    return ALGORITHMS[config.algorithm]
+
+
 def build(config: TrialConfig) -> tuple[Algorithm, Any]:
     """The algorithm (built by its registry entry) and its numeric parameters.
 
@@ -54,7 +65,7 @@ def build(config: TrialConfig) -> tuple[Algorithm, Any]:
       ValueError: a global-DP algorithm that is not `jaxbai.base.Releasing` (a trial must
         supply its releases, with exact noise from the CSPRNG).
     """
-    alg = ALGORITHMS.get_entry(config.algorithm)(**config.options)
+    alg = algorithm_entry(config)(**config.options)
     if alg.info.privacy == "global" and not isinstance(alg, Releasing):
         raise ValueError(
             f"{config.algorithm} is global-DP but has no pending_release: a trial cannot supply "
@@ -67,7 +78,6 @@ def build(config: TrialConfig) -> tuple[Algorithm, Any]:
 
 def check_config(config: TrialConfig) -> None:
     """ValueError for a configuration no trial may run (before anything is created)."""
-    entry = ALGORITHMS.get_entry(config.algorithm)
     if config.noise not in NOISE_MODES:
         raise ValueError(f"noise must be one of {NOISE_MODES}, got {config.noise!r}")
     if config.outcomes not in OUTCOMES:
@@ -76,18 +86,34 @@ def check_config(config: TrialConfig) -> None:
         json.dumps(config.options, allow_nan=False)
     except (TypeError, ValueError) as err:
         raise ValueError(f"algorithm options must be plain JSON values: {err}") from err
-    if not entry.takes_epsilon:
+    info = algorithm_entry(config).info(**config.options)  # as the trial runs it
+    if not info.takes_epsilon:
         if config.epsilon is not None:
             raise ValueError(f"{config.algorithm} is not private: pass epsilon=None")
     elif config.epsilon is None:
         raise ValueError(f"{config.algorithm} is private: a real trial needs epsilon")
     else:
-        _validate.check_mechanism_epsilon(config.epsilon)
-    _validate.check_open_unit("delta", config.delta)
-    if entry.participant_mechanism is not None and (config.clip or config.outcomes != "unit"):
+        checks.check_mechanism_epsilon(config.epsilon)
+    checks.check_open_unit("delta", config.delta)
+    if info.participant_mechanism is not None and (config.clip or config.outcomes != "unit"):
         raise ValueError(
             "a local-DP trial never sees raw rewards: participants clip (and check) them on their "
             "device (privatize_locally(..., clip=True))"
         )
     if config.clip and config.outcomes == "binary":
         raise ValueError("binary outcomes are 0 or 1: clip applies to outcomes='unit' only")
+
+
+def participant_mechanism(algorithm: str, options: dict[str, Any]) -> Mechanism:
+    """The mechanism the participants of a trial of ``algorithm`` with ``options`` run on their
+    device (the command line's ``privatize``): ``alg.info.participant_mechanism``.
+
+    Raises:
+      ValueError: an unknown algorithm or option, or an algorithm that is not local-DP.
+    """
+    mechanism = ALGORITHMS.get_entry(algorithm).info(**options).participant_mechanism
+    if mechanism is None:
+        raise ValueError(
+            f"{algorithm} is not local-DP: its participants send their raw rewards to the trial"
+        )
+    return mechanism

@@ -59,6 +59,8 @@ class TrialConfig:
       clip: whether rewards are clipped into [0, 1] instead of rejected.
       noise: one of `NOISE_MODES`.
       outcomes: one of `OUTCOMES`.
+      plugin: the module that registers the algorithm (`jaxbai.registry.AlgorithmEntry.plugin`),
+        None for jaxbai's own; reopening the trial without it names it.
 
     Example:
       >>> config = TrialConfig("adap_tt", {}, 3, 1.0, 0.05, clip=False, noise="secure")
@@ -74,6 +76,7 @@ class TrialConfig:
     clip: bool
     noise: str
     outcomes: str = "unit"
+    plugin: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxbai.registry import ALGORITHMS
+from jaxbai.trial._algorithm import algorithm_entry
 from jaxbai.trial._config import STATE_FORMAT, Snapshot, TrialConfig
 
 __all__ = ["read"]
@@ -66,7 +66,8 @@ def read(
         sensitive, pending = bool(document["sensitive"]), document["pending_arm"]
     except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as err:
         raise ValueError(f"a damaged schema-1 trial file ({type(err).__name__}: {err})") from err
-    if not snap.windows and ALGORITHMS.get_entry(config.algorithm).privacy == "global":
+    info = algorithm_entry(config).info(**config.options)
+    if not snap.windows and info.privacy == "global":
         raise ValueError(
             "this schema-1 rehearsal (noise='prng') of a global-DP algorithm cannot be migrated: "
             "it kept no exact sums of its open phases; start a new rehearsal"

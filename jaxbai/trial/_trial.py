@@ -2,14 +2,14 @@
 
 The package docstring (`jaxbai.trial`) describes durability, cohorts, validation and
 publication; the store's layout and the lock live in `jaxbai.trial._store`, the releases in
-`jaxbai.trial._release`.
+`jaxbai.trial._release`, the checks of a record in `jaxbai.trial._records`.
 
 Example:
   >>> import os, tempfile
   >>> path = os.path.join(tempfile.mkdtemp(), "dose.trial")
   >>> with Trial.create(path, "ttucb", num_arms=2, epsilon=None, delta=0.1, seed=0) as trial:
   ...     trial.record(trial.next_arm(), 0.25)
-  ...     trial.status().pending_arm is None, trial.gamma
+  ...     trial.status().pending_arm is None, trial.mechanism
   (True, None)
 """
 
@@ -28,9 +28,9 @@ import numpy as np
 
 import jaxbai.trial._backup as _backup
 import jaxbai.trial._store as _store
-import jaxbai.trial.secure_noise as secure_noise
-from jaxbai import _validate
-from jaxbai.base import Algorithm, Episodic
+from jaxbai import checks
+from jaxbai.base import Algorithm, Episodic, Mechanism
+from jaxbai.registry import ALGORITHMS
 from jaxbai.trial._algorithm import build, check_config, compiled
 from jaxbai.trial._config import (
     PUBLICATION_FORMAT,
@@ -39,6 +39,7 @@ from jaxbai.trial._config import (
     TrialConfig,
     TrialStatus,
 )
+from jaxbai.trial._records import check_observation, check_participant, is_index
 from jaxbai.trial._release import Releaser, add_to_window
 from jaxbai.trial.discrete_noise import RandBits
 
@@ -54,17 +55,13 @@ _split = jax.jit(jax.random.split)
 
 # ------------------------------------------------------------------------------ helpers
 def _first_key(seed: int | None) -> jax.Array:
-    return jax.random.key(secrets.randbits(32) if seed is None else _validate.check_seed(seed))
+    return jax.random.key(secrets.randbits(32) if seed is None else checks.check_seed(seed))
 
 
 def _flag(name: str, value: object) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {value!r}")
     return bool(value)
-
-
-def _is_index(value: object) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, np.integer))
 
 
 # ------------------------------------------------------------------------------ the trial
@@ -146,12 +143,13 @@ class Trial:
         config = TrialConfig(
             algorithm=algorithm,
             options=dict(options),
-            num_arms=_validate.check_num_arms(num_arms),
-            epsilon=None if epsilon is None else _validate.real_number("epsilon", epsilon),
-            delta=_validate.real_number("delta", delta),
+            num_arms=checks.check_num_arms(num_arms),
+            epsilon=None if epsilon is None else checks.real_number("epsilon", epsilon),
+            delta=checks.real_number("delta", delta),
             clip=_flag("clip", clip),
             noise=noise,
             outcomes=outcomes,
+            plugin=ALGORITHMS.get_entry(algorithm).plugin,
         )
         check_config(config)
         first_key = _first_key(seed)
@@ -239,9 +237,14 @@ class Trial:
         return self._alg
 
     @property
-    def gamma(self) -> float | None:
-        """γ of the participants' mechanism (``alg.info.gamma``; ``gauss_ldp_tt``) or None."""
-        return self._alg.info.gamma
+    def mechanism(self) -> Mechanism | None:
+        """The participants' mechanism (``alg.info.participant_mechanism``; local DP), which
+        they run with `jaxbai.trial.secure_noise.privatize_locally`, else None."""
+        return self._alg.info.participant_mechanism
+
+    def _gamma(self) -> float | None:
+        """γ of the participants' (ε, γ) mechanism (``gauss_ldp_tt``), else None."""
+        return None if self.mechanism is None else self.mechanism.gamma
 
     # --- assignments --------------------------------------------------------------------------
     def _stopping(self) -> tuple[bool, int]:
@@ -318,7 +321,7 @@ class Trial:
                 f"{self._config.algorithm} is fully sequential: each assignment needs the "
                 "previous outcome, so it has no cohorts; use next_arm()"
             )
-        if max_size is not None and (not _is_index(max_size) or max_size < 1):
+        if max_size is not None and (not is_index(max_size) or max_size < 1):
             raise ValueError(f"max_size must be a positive integer or None, got {max_size!r}")
         if self._issued:
             return self._open_assignments()
@@ -335,33 +338,6 @@ class Trial:
         return batch
 
     # --- outcomes -----------------------------------------------------------------------------
-    def _participant(self, participant: int | None) -> int:
-        if participant is None:
-            if len(self._issued) == 1 and set(self._issued) == self._issued_here:
-                return next(iter(self._issued))
-            if not self._issued:
-                raise ValueError(
-                    "no open request: call next_arm() first; each request takes exactly one record"
-                )
-            if len(self._issued) == 1:
-                p = next(iter(self._issued))
-                raise ValueError(
-                    f"participant {p}'s assignment was issued before this trial was opened (by "
-                    f"another operator, perhaps): say whose outcome this is (participant={p}, "
-                    "--participant on the command line)"
-                )
-            raise ValueError(
-                f"{len(self._issued) - len(self._held)} assignments are open: say whose outcome "
-                "this is (participant=)"
-            )
-        if not _is_index(participant):
-            raise ValueError(f"participant must be an integer id, got {participant!r}")
-        if 0 <= participant < self._snap.samples or participant in self._held:
-            raise ValueError(f"participant {participant}'s outcome is already recorded")
-        if participant not in self._issued:
-            raise ValueError(f"participant {participant} has no open assignment")
-        return int(participant)
-
     def record(self, arm: int, reward: float, participant: int | None = None) -> None:
         """Records a participant's outcome, and saves the trial.
 
@@ -384,14 +360,17 @@ class Trial:
         Raises:
           ValueError: no such open assignment (nothing issued, or already recorded), several
             open and no ``participant``, a different arm, a non-finite reward, a reward outside
-            [0, 1] when the algorithm's privacy needs [0, 1] (and ``clip`` is off), or not 0 or
-            1 for binary outcomes and randomised response.
+            [0, 1] when the algorithm's privacy needs [0, 1] (and ``clip`` is off), not 0 or 1
+            for binary outcomes, or not an output of the participants' mechanism (0 or 1 for
+            randomised response; `jaxbai.base.Mechanism.outputs`).
         """
-        p = self._participant(participant)
+        p = check_participant(
+            participant, self._issued, self._issued_here, self._held, self._snap.samples
+        )
         assigned = self._issued[p]
-        if not _is_index(arm) or arm != assigned:
+        if not is_index(arm) or arm != assigned:
             raise ValueError(f"arm {arm!r} is not the arm issued to participant {p} ({assigned})")
-        z = self._observation(reward)
+        z = check_observation(reward, self._alg.info, self._config)
         if p != self._snap.samples:
             self._write(hold=[(p, z)])
             self._held[p] = z
@@ -411,24 +390,6 @@ class Trial:
             self._held.pop(q, None)
             self._issued_here.discard(q)
 
-    def _observation(self, reward: float) -> float:
-        mechanism = self._alg.info.participant_mechanism
-        if mechanism == "randomised_response" or self._config.outcomes == "binary":
-            z = secure_noise.finite_reward(reward)
-            if z not in (0.0, 1.0):
-                what = (
-                    "binary outcomes"
-                    if mechanism is None
-                    else "randomised-response bits made on the participant's device by "
-                    "privatize_locally"
-                )
-                raise ValueError(f"{self._config.algorithm} records {what} (0 or 1), got {z!r}")
-            return z
-        # Another participant-side mechanism (Gaussian) outputs any real: only finiteness holds.
-        if mechanism is not None or not (self._alg.info.unit_interval or self._config.clip):
-            return secure_noise.finite_reward(reward)
-        return secure_noise.unit_reward(reward, self._config.clip)
-
     def _advance(self, snap: Snapshot, arm: int, z: float) -> Snapshot:
         """The snapshot after applying ``z`` for ``arm`` (pure but for the release's noise)."""
         key, key_update = _split(snap.key)
@@ -446,7 +407,7 @@ class Trial:
     def _noise(self) -> str:
         privacy = self._alg.info.privacy
         if privacy == "local":
-            return f"participant-side {self._alg.info.participant_mechanism}"
+            return f"participant-side {self.mechanism.name}"
         if privacy == "none":
             return "none"
         text = self._releaser.describe()
@@ -468,7 +429,7 @@ class Trial:
             num_arms=self._config.num_arms,
             epsilon=self._config.epsilon,
             delta=self._config.delta,
-            gamma=self.gamma,
+            gamma=self._gamma(),
             samples=self._snap.samples,
             stopped=stopped,
             recommendation=recommendation if stopped else None,
@@ -504,7 +465,7 @@ class Trial:
             "num_arms": self._config.num_arms,
             "epsilon": self._config.epsilon,
             "delta": self._config.delta,
-            "gamma": self.gamma,
+            "gamma": self._gamma(),
             "clip": self._config.clip,
             "noise": self._noise(),
             "outcomes": self._config.outcomes,

@@ -2,11 +2,14 @@
 
 Subcommands: ``create``, ``next``, ``next-batch``, ``record``, ``status``, ``publish``,
 ``backup`` (the curator's side) and ``privatize`` (the participant's side, for local-DP
-trials). ``next`` prints one ``participant arm`` line, ``next-batch`` one per assignment of a
-cohort; ``record --participant P`` records participant P's outcome (in any order within a
+trials: ``--algorithm`` and ``--option`` as the trial's, which choose its mechanism).
+``next`` prints one ``participant arm`` line, ``next-batch`` one per assignment of a cohort;
+``record --participant P`` records participant P's outcome (in any order within a
 cohort): the id is required, so that two operators sharing a trial can never attach an outcome
 to the wrong participant. ``status``, ``publish`` and ``backup`` only read (beside a running
-trial, and on read-only media). Errors are one line on stderr, with exit status 2.
+trial, and on read-only media). Errors are one line on stderr, with exit status 2. Every
+subcommand takes ``--plugin MODULE`` (repeatable): a module that registers the algorithm
+(`jaxbai.plugins`); a trial file names the plugin it needs when it is opened without it.
 
 Example:
   >>> import contextlib, io, os, tempfile
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import sqlite3
 import sys
@@ -35,7 +39,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import jaxbai.trial.secure_noise as secure_noise
+from jaxbai import plugins
 from jaxbai.registry import ALGORITHMS
+from jaxbai.trial._algorithm import participant_mechanism
 from jaxbai.trial._config import NOISE_MODES, OUTCOMES
 from jaxbai.trial._trial import Trial, backup
 
@@ -60,7 +66,10 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m jaxbai.trial", description="Run a differentially private BAI trial."
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    create = commands.add_parser("create", help="create a trial file")
+    common = argparse.ArgumentParser(add_help=False)
+    plugins.add_argument(common)
+    add_command = functools.partial(commands.add_parser, parents=[common])
+    create = add_command("create", help="create a trial file")
     create.add_argument("path")
     create.add_argument("--algorithm", required=True, choices=sorted(ALGORITHMS))
     create.add_argument("--arms", type=int, required=True, help="number of arms K")
@@ -82,11 +91,11 @@ def _parser() -> argparse.ArgumentParser:
         ("status", "print the curator's status (JSON)"),
         ("publish", "print the public record (JSON)"),
     ):
-        commands.add_parser(name, help=text).add_argument("path")
-    batch = commands.add_parser("next-batch", help="print a cohort: 'participant arm' lines")
+        add_command(name, help=text).add_argument("path")
+    batch = add_command("next-batch", help="print a cohort: 'participant arm' lines")
     batch.add_argument("path")
     batch.add_argument("--max-size", type=int, help="at most this many assignments")
-    record = commands.add_parser("record", help="record a participant's outcome")
+    record = add_command("record", help="record a participant's outcome")
     record.add_argument("path")
     record.add_argument("arm", type=int)
     record.add_argument("reward", type=float)
@@ -94,13 +103,20 @@ def _parser() -> argparse.ArgumentParser:
         "--participant", type=int, required=True,
         help="whose outcome: the id next or next-batch printed",
     )  # fmt: skip
-    backup = commands.add_parser("backup", help="copy a trial (open or not) into one file")
+    backup = add_command("backup", help="copy a trial (open or not) into one file")
     backup.add_argument("source")
     backup.add_argument("target", help="the new file (must not exist)")
-    privatize = commands.add_parser("privatize", help="participant side: privatise a reward")
+    privatize = add_command("privatize", help="participant side: privatise a reward")
     privatize.add_argument("reward", type=float)
+    privatize.add_argument(
+        "--algorithm", required=True, choices=sorted(ALGORITHMS),
+        help="the trial's algorithm, whose participant mechanism privatises the reward",
+    )  # fmt: skip
     privatize.add_argument("--epsilon", type=float, required=True)
-    privatize.add_argument("--gamma", type=float, help="Gaussian mechanism (gauss_ldp_tt)")
+    privatize.add_argument(
+        "--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
+        help="the trial's algorithm option, e.g. gamma=0.01",
+    )  # fmt: skip
     privatize.add_argument("--clip", action="store_true")
     return parser
 
@@ -113,9 +129,8 @@ def _dump(record: dict[str, Any]) -> str:
 
 def _run(args: argparse.Namespace) -> str:
     if args.command == "privatize":
-        z = secure_noise.privatize_locally(
-            args.reward, args.epsilon, gamma=args.gamma, clip=args.clip
-        )
+        mechanism = participant_mechanism(args.algorithm, dict(args.option))
+        z = secure_noise.privatize_locally(mechanism, args.reward, args.epsilon, clip=args.clip)
         return repr(z)
     if args.command == "backup":
         backup(args.source, args.target)
@@ -147,6 +162,12 @@ def main(argv: Sequence[str] | None = None) -> int:
       The exit status: 0, or 2 after printing the error (one line; argparse's usage errors
       exit with 2 as well).
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        plugins.load_from_argv(argv)  # before the parser, which lists their algorithms
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     args = _parser().parse_args(argv)
     try:
         print(_run(args))

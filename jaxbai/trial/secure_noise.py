@@ -19,18 +19,23 @@ A real trial (`jaxbai.trial`) draws it here instead, from the operating system's
   as large as the noise. Trials of schema 1 released with it; trials now release with the exact
   discrete Laplace of `jaxbai.trial.discrete_noise` (no rounding for binary outcomes, a grid of
   at most 1 % of the noise scale otherwise).
-* :func:`secure_randomised_response` (CTB, Alg. 4 / Lemma 12) and :func:`secure_gaussian_mechanism`
-  (Alg. 8) are the local mechanisms (the host-side, CSPRNG counterparts of
-  `jaxbai.mechanisms.randomised_response` and `jaxbai.mechanisms.gaussian_mechanism`), and
-  :func:`privatize_locally` is the helper a participant runs on her own device so that only the
-  privatised value ever reaches the trial's server (Definition 7).
+* :func:`secure_randomised_response` (CTB, Alg. 4 / Lemma 12), :func:`secure_gaussian_mechanism`
+  (Alg. 8) and :func:`secure_laplace_mechanism` (Theorem 3) are the local mechanisms: the
+  host-side, CSPRNG samplers of `jaxbai.mechanisms.RandomisedResponse`,
+  `jaxbai.mechanisms.GaussianNoise` and `jaxbai.mechanisms.LaplaceNoise`
+  (`jaxbai.base.Mechanism.secure_privatize`). :func:`privatize_locally` is the helper a
+  participant runs on her own device with the trial's mechanism, so that only the privatised
+  value ever reaches the trial's server (Definition 7).
 
 Every sampler takes a ``uniform`` argument, a callable returning doubles in (0, 1); it defaults
 to :func:`secure_uniform`. Only tests should pass anything else.
 
-Caveat: the Gaussian mechanism here is sampled by Box–Muller from secure uniforms but is not
-snapped, so it is exposed to floating-point attacks of the same kind (no snapping theorem is
-known to us for it); prefer randomised response (``ctb_tt``) for real local-DP trials.
+Caveat: the Gaussian and Laplace participant mechanisms here are sampled from secure uniforms
+(by Box–Muller, and by inversion with an exactly rounded logarithm) but are not snapped: the
+reward plus the noise, rounded to a double, is exposed to floating-point attacks of the kind
+Mironov (2012) describes (snapping would round the output to a grid as coarse as the noise and
+bias the means the algorithm compares; no snapping theorem is known to us for the Gaussian).
+Prefer randomised response (``ctb_tt``), whose output is one bit, for real local-DP trials.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ import secrets
 from collections.abc import Callable
 from fractions import Fraction
 
-from jaxbai import _validate
+from jaxbai import checks
+from jaxbai.base import Mechanism
 
 __all__ = [
     "Uniform",
@@ -52,6 +58,7 @@ __all__ = [
     "privatize_locally",
     "release_mean",
     "secure_gaussian_mechanism",
+    "secure_laplace_mechanism",
     "secure_randomised_response",
     "secure_uniform",
     "snapping_epsilon",
@@ -283,7 +290,7 @@ def secure_randomised_response(
       >>> secure_randomised_response(1.0, epsilon=1.0) in (0, 1)
       True
     """
-    epsilon = _validate.check_mechanism_epsilon(epsilon)
+    epsilon = checks.check_mechanism_epsilon(epsilon)
     reward = unit_reward(reward, clip=False)
     keep = 0.5 + (reward - 0.5) * math.tanh(epsilon / 2.0)
     return int(uniform() < keep)
@@ -299,8 +306,8 @@ def gaussian_sigma(epsilon: float, gamma: float) -> float:
     Raises:
       ValueError: ε not in [1e-30, 30], or γ not in (0, 1).
     """
-    epsilon = _validate.check_mechanism_epsilon(epsilon)
-    gamma = _validate.check_mechanism_gamma(gamma)
+    epsilon = checks.check_mechanism_epsilon(epsilon)
+    gamma = checks.check_mechanism_gamma(gamma)
     return math.sqrt(2.0 * math.log(1.25 / gamma)) / epsilon
 
 
@@ -329,44 +336,76 @@ def secure_gaussian_mechanism(
     return reward + gaussian_sigma(epsilon, gamma) * radius * math.cos(2.0 * math.pi * uniform())
 
 
+def secure_laplace_mechanism(
+    reward: float, epsilon: float, uniform: Uniform = secure_uniform
+) -> float:
+    """``reward + Lap(1/ε)`` (`laplace_noise`, two uniforms): the Laplace mechanism on one reward.
+
+    ε-local DP for rewards in [0, 1] (sensitivity 1, Theorem 3) in exact arithmetic; see the
+    module caveat on floating point.
+
+    Args:
+      reward: r in [0, 1].
+      epsilon: ε > 0.
+      uniform: source of doubles in (0, 1).
+
+    Returns:
+      The privatised reward, a double.
+
+    Raises:
+      ValueError: ε not in [1e-30, 30].
+
+    Example:
+      >>> isinstance(secure_laplace_mechanism(0.5, 1.0), float)
+      True
+    """
+    epsilon = checks.check_mechanism_epsilon(epsilon)
+    return reward + laplace_noise(1.0 / epsilon, uniform)
+
+
 def privatize_locally(
+    mechanism: Mechanism,
     reward: float,
     epsilon: float,
     *,
-    gamma: float | None = None,
     clip: bool = False,
     uniform: Uniform = secure_uniform,
 ) -> float:
     """Participant-side privatisation for local-DP trials; run it on the participant's device.
 
-    Randomised response for ``ctb_tt`` (no ``gamma``), the Gaussian mechanism for
-    ``gauss_ldp_tt`` (with the trial's ``gamma``). Send only the returned value to the trial.
+    ``mechanism`` is the trial's: ``trial.mechanism``, or, from the trial's public record, the
+    ``alg.info.participant_mechanism`` of ``jaxbai.ALGORITHMS[algorithm](**options)`` (e.g.
+    randomised response for ``ctb_tt``, the Gaussian mechanism with the trial's γ for
+    ``gauss_ldp_tt``). Send only the returned value to the trial.
 
     Args:
+      mechanism: the participants' `jaxbai.base.Mechanism`.
       reward: the participant's raw reward, in [0, 1].
       epsilon: the trial's ε.
-      gamma: the trial's γ for the Gaussian mechanism; ``None`` selects randomised response.
       clip: clip the reward into [0, 1] instead of rejecting it.
       uniform: source of doubles in (0, 1); keep the default (the CSPRNG) for real use.
 
     Returns:
-      The privatised value: 0.0 or 1.0 (randomised response), or a real number (Gaussian).
+      The privatised value, one of ``mechanism.outputs`` if it has a finite set (0.0 or 1.0
+      for randomised response), else a real number.
 
     Raises:
-      ValueError: the reward is not finite, or outside [0, 1] and ``clip`` is False; ε is not
-        in [1e-30, 30] or γ not in (0, 1) (as `jaxbai.trial.Trial.create` checks them).
+      ValueError: ``mechanism`` is not a `jaxbai.base.Mechanism` (the algorithm is not
+        local-DP); ε is not in [1e-30, 30] (as `jaxbai.trial.Trial.create` checks it); the
+        reward is not finite, or outside [0, 1] and ``clip`` is False.
 
     Example:
-      >>> privatize_locally(0.7, epsilon=1.0) in (0.0, 1.0)
+      >>> from jaxbai.mechanisms import RandomisedResponse
+      >>> privatize_locally(RandomisedResponse(), 0.7, epsilon=1.0) in (0.0, 1.0)
       True
     """
-    _validate.check_mechanism_epsilon(epsilon)
-    if gamma is not None:
-        _validate.check_mechanism_gamma(gamma)
-    r = unit_reward(reward, clip)
-    if gamma is None:
-        return float(secure_randomised_response(r, epsilon, uniform))
-    return secure_gaussian_mechanism(r, epsilon, gamma, uniform)
+    if not isinstance(mechanism, Mechanism):
+        raise ValueError(
+            "mechanism must be a participant-side mechanism (jaxbai.base.Mechanism: the "
+            f"alg.info.participant_mechanism of a local-DP algorithm), got {mechanism!r}"
+        )
+    epsilon = checks.check_mechanism_epsilon(epsilon)
+    return float(mechanism.secure_privatize(unit_reward(reward, clip), epsilon, uniform))
 
 
 def unit_reward(reward: float, clip: bool) -> float:

@@ -15,7 +15,7 @@ Example:
     >>> def adap_tt_b3(**options):
     ...     return dataclasses.replace(jaxbai.adap_tt(beta=0.3, **options), name="adap_tt_b3")
     >>> _ = jaxbai.register("adap_tt_b3", adap_tt_b3, "AdaP-TT (β = 0.3)")
-    >>> jaxbai.ALGORITHMS["adap_tt_b3"].privacy, jaxbai.ALGORITHMS["adap_tt_b3"].display_name
+    >>> jaxbai.ALGORITHMS["adap_tt_b3"].info().privacy, jaxbai.ALGORITHMS["adap_tt_b3"].display_name
     ('global', 'AdaP-TT (β = 0.3)')
     >>> cfg.epsilons_for("adap_tt_b3") == cfg.global_epsilons
     True
@@ -30,13 +30,13 @@ from typing import Any, NamedTuple
 from experiments.config import (
     GLOBAL_EPSILONS,
     LOCAL_EPSILONS,
+    ConfigError,
     SweepConfig,
     load,
-    tomllib,
     validate,
     with_overrides,
 )
-from experiments.config.specs import ConfigError
+from experiments.config.files import tomllib
 
 __all__ = [
     "GLOBAL_EPSILONS",
@@ -81,7 +81,7 @@ def config_from_preset(name: str, **overrides: Any) -> SweepConfig:
     `experiments.config.with_overrides`).
 
     Raises:
-        ValueError: unknown preset, or an invalid override (`experiments.config.specs.ConfigError`).
+        ValueError: unknown preset, or an invalid override (`experiments.config.ConfigError`).
     """
     if name not in PRESETS:
         raise ConfigError((), f"unknown preset {name!r}; expected one of {sorted(PRESETS)}")

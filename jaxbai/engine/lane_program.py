@@ -27,10 +27,10 @@ import numpy as np
 from jax.experimental.layout import Layout, with_layout_constraint
 from jax.sharding import Mesh, PartitionSpec
 
-from jaxbai._arrays import tree_where
+from jaxbai.arrays import tree_where
 from jaxbai.base import Algorithm, Budgeted, Instance
-from jaxbai.engine._fused import fused_steps
 from jaxbai.engine._shared import SharedDeltas, in_lanes, marked_stopped, records
+from jaxbai.engine.fused_kernel import fused_steps
 from jaxbai.engine.jobs import Jobs, fold_in_step, job_key
 
 __all__ = [
@@ -189,7 +189,7 @@ def step_lane(
 
 def block_step(alg: Algorithm, lanes: Lanes, max_samples: jax.Array) -> Lanes:
     """`step_lane` of every lane, each with its own budget ``max_samples`` ``(L,)``: the
-    iteration of the fused kernel (`jaxbai.engine._fused.BlockStep`).
+    iteration of the fused kernel (`jaxbai.engine.fused_kernel.BlockStep`).
 
     The keys are uint32 words (Triton has no key types), hashed for the whole pool at once so
     that their two words stack on the last axis (a vmapped stack stacks on the first, which
@@ -198,7 +198,7 @@ def block_step(alg: Algorithm, lanes: Lanes, max_samples: jax.Array) -> Lanes:
     return jax.vmap(partial(step_lane, alg))(max_samples, lanes, keys)
 
 
-def _lanes_minor(lanes: Lanes) -> Lanes:
+def lanes_minor(lanes: Lanes) -> Lanes:
     """The same lanes, each array laid out in memory with the lane axis innermost.
 
     A step works on ``(L, K)`` arrays with K small (arms): XLA on CPU vectorises the innermost
@@ -214,7 +214,7 @@ def _lanes_minor(lanes: Lanes) -> Lanes:
     return jax.tree_util.tree_map(constrain, lanes)
 
 
-def _lanes_step(alg: Algorithm, max_samples: jax.Array, layout: Callable[[Lanes], Lanes]):
+def lanes_step(alg: Algorithm, max_samples: jax.Array, layout: Callable[[Lanes], Lanes]):
     """One engine step of every lane (lanes → lanes), each result laid out by ``layout``.
 
     A budgeted algorithm's `samples_per_step` planned pulls run as a loop over the whole pool,
@@ -258,7 +258,7 @@ def _advance_device(static: tuple, max_samples, seed, iterations, table, carry):
     Before each refill, the trajectories shared by several δ that are held are recorded
     (`_flush_pool`: their steps leave it to here, `SharedDeltas.deferred`). Between refills:
     ``refill_every`` iterations of the XLA lane step, which on a CPU keep the
-    lanes innermost (`_lanes_minor`), or with ``kernel="fused"`` one `fused_steps` call
+    lanes innermost (`lanes_minor`), or with ``kernel="fused"`` one `fused_steps` call
     (interpret mode on a CPU).
     """
     alg, num_arms, refill_every, platform, kernel = static
@@ -283,8 +283,8 @@ def _advance_device(static: tuple, max_samples, seed, iterations, table, carry):
             step = partial(block_step, alg)
             lanes = fused_steps(step, max_samples, refill_every, lanes, platform == "cpu")
         else:
-            layout = _lanes_minor if platform == "cpu" else lambda ln: ln
-            step = _lanes_step(alg, max_samples, layout)
+            layout = lanes_minor if platform == "cpu" else lambda ln: ln
+            step = lanes_step(alg, max_samples, layout)
             lanes = jax.lax.fori_loop(0, refill_every, lambda _, ln: step(ln), lanes)
         return it + refill_every, lanes, outcome, next_job
 
@@ -311,7 +311,7 @@ def advance(
 
     Returns the new carry (lanes, outcome, next job per device) and the steps each device ran.
     Only ``alg``, ``num_arms``, ``refill_every``, ``mesh`` and ``kernel`` (``"xla"`` or
-    ``"fused"``, `jaxbai.engine._fused`) are static: new ε, δ, seeds or budgets reuse the
+    ``"fused"``, `jaxbai.engine.fused_kernel`) are static: new ε, δ, seeds or budgets reuse the
     compiled program.
     """
     spec = PartitionSpec("d")

@@ -25,7 +25,7 @@ import jax.extend.core as jex
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
 
-from jaxbai._arrays import some
+from jaxbai.arrays import some
 from jaxbai.base import Algorithm, Budgeted
 from jaxbai.toptwo import TopTwo
 
@@ -118,7 +118,7 @@ def primitives(jaxpr: jex.Jaxpr, found: set[str] | None = None) -> set[str]:
 
 BlockStep = Callable[[Any, jax.Array], Any]
 """One step of every lane of a pool, ``(lanes, max_samples per lane) -> lanes``, with the key
-words passed raw (`jaxbai.engine._lanes.block_step`): the kernel body's iteration."""
+words passed raw (`jaxbai.engine.lane_program.block_step`): the kernel body's iteration."""
 
 
 def unsupported(alg: Algorithm, step: BlockStep, lanes: Any, platform: str) -> str | None:
@@ -180,7 +180,7 @@ def fused_steps(
     interpret: bool,
     block: int = BLOCK_LANES,
 ) -> Any:
-    """``steps`` steps of every lane of ``lanes`` (a `jaxbai.engine._lanes.Lanes` pool) in one
+    """``steps`` steps of every lane of ``lanes`` (a `jaxbai.engine.lane_program.Lanes` pool) in one
     Pallas kernel: the same numbers as ``steps`` iterations of the XLA lane step, whose block
     form is ``step``.
 

@@ -1,0 +1,119 @@
+"""The files of a sweep: its output directory, checked before anything compiles, and what it
+writes there (``runs.csv``, ``summary.csv``, figures, ``report.md``, ``sweep.json``).
+
+`prepare_out` creates ``out/checkpoints`` and checks that both directories take files;
+`sweep_record` is the record of a run (``sweep.json``: the resolved configuration, versions,
+devices, git commit, engine throughput); `write_outputs` writes everything (the layout is in
+`experiments.sweep`).
+
+Example:
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     prepare_out(out)
+    ...     sorted(os.listdir(out))
+    ['checkpoints']
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from experiments.analysis import results
+from experiments.config import SweepConfig
+from experiments.sweep import distributed
+
+if TYPE_CHECKING:  # at run time matplotlib is imported when first needed
+    from matplotlib.figure import Figure
+
+__all__ = ["prepare_out", "sweep_record", "write_outputs"]
+
+
+def prepare_out(out: str) -> None:
+    """Create ``out/checkpoints`` and check that both directories take files, before anything
+    compiles.
+
+    Raises:
+        ValueError: naming the path that cannot be created or written (``out`` is a file, a
+            read-only directory, …).
+    """
+    checkpoints = os.path.join(out, "checkpoints")
+    try:
+        os.makedirs(checkpoints, exist_ok=True)
+        for directory in (out, checkpoints):
+            fd, probe = tempfile.mkstemp(dir=directory, prefix=".write-test-")
+            os.close(fd)
+            os.remove(probe)
+    except OSError as err:
+        path = err.filename if err.filename is not None else out
+        raise ValueError(f"output directory {out}: {path}: {err.strerror}") from None
+
+
+def sweep_record(
+    sweep_config: SweepConfig,
+    engine: dict[str, dict],
+    *,
+    started: str,
+    clock: float,
+    command: Sequence[str] | None,
+) -> dict:
+    """The record of a sweep, ``sweep.json`` (`write_outputs` adds the files it wrote).
+
+    Args:
+        sweep_config: the resolved configuration.
+        engine: per algorithm label, `experiments.sweep.engine_runs.engine_stats`.
+        started: when the sweep started (UTC, ISO 8601).
+        clock: `time.perf_counter` when it started.
+        command: the command line, if any.
+    """
+    engine_wall = sum(s["wall_time_s"] for s in engine.values())
+    samples = sum(s["samples"] for s in engine.values())
+    return {
+        "started_utc": started,
+        "command": list(command) if command is not None else None,
+        "config": sweep_config.to_dict(),
+        "out": sweep_config.out,
+        "versions": results.package_versions(),
+        "jax": results.jax_environment(),
+        "processes": distributed.environment(),
+        "git_commit": results.git_commit(os.path.dirname(os.path.abspath(__file__))),
+        "error_interval": "Wilson score, 95%",
+        "engine": engine,
+        "engine_wall_time_s": engine_wall,
+        "samples": samples,
+        "samples_per_s": samples / max(engine_wall, 1e-9),
+        "note": "samples count the runs simulated by this invocation (not resumed ones)",
+        "wall_time_s": time.perf_counter() - clock,
+    }
+
+
+def write_outputs(
+    sweep_config: SweepConfig,
+    table: results.Table,
+    summary: results.Table,
+    figures: Mapping[str, Figure],
+    text: str,
+    sidecar: dict,
+) -> dict[str, object]:
+    """Write the runs, summary, figures, report and ``sweep.json`` into ``sweep_config.out``;
+    returns the paths written, by kind."""
+    from experiments.analysis import plot, stats
+
+    out = sweep_config.out
+    paths: dict[str, object] = {
+        "runs": os.path.join(out, "runs.csv"),
+        "summary": os.path.join(out, "summary.csv"),
+        "sidecar": os.path.join(out, "sweep.json"),
+        "report": os.path.join(out, "report.md"),
+    }
+    results.write_csv(table, paths["runs"], results.RUN_COLUMNS)
+    results.write_csv(summary, paths["summary"], stats.SUMMARY_COLUMNS)
+    paths["figures"] = plot.save_figures(figures, os.path.join(out, "figures"), sweep_config)
+    with open(paths["report"], "w") as f:
+        f.write(text + "\n")
+    sidecar["files"] = {k: v for k, v in paths.items() if k != "sidecar"}
+    results.write_json(sidecar, paths["sidecar"])
+    return paths

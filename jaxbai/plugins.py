@@ -1,0 +1,165 @@
+"""Plugins: modules that register algorithms (or instances) for every command line.
+
+A plugin is an importable module whose import registers what it provides (`jaxbai.register`).
+Every command line loads plugins before it reads its arguments, so a plugin's algorithms are
+named, listed in ``--help`` and validated like jaxbai's own:
+
+* ``--plugin MODULE`` (repeatable) on ``python -m experiments.sweep``, ``python -m jaxbai.trial``
+  and the other commands (`add_argument`);
+* ``plugins = ["MODULE", …]`` in an experiment file (`experiments.config`);
+* installed packages that declare an entry point in the group `ENTRY_POINT_GROUP`
+  (``[project.entry-points."jaxbai.algorithms"]``: ``name = "module"`` or
+  ``"module:function"``, a function called with no arguments), loaded by `load_installed`.
+
+The registry remembers the plugin that registered an entry
+(`jaxbai.registry.AlgorithmEntry.plugin`); a trial records it and names it when it is reopened
+without it (`missing_algorithm`).
+
+Examples:
+    >>> import jaxbai, sys, types
+    >>> module = types.ModuleType("my_lab_plugin")
+    >>> sys.modules["my_lab_plugin"] = module  # a module that registers on import, as a file would
+    >>> exec("import jaxbai, dataclasses\\n"
+    ...      "jaxbai.register('tt_b03', lambda **o: dataclasses.replace("
+    ...      "jaxbai.ttucb(beta=0.3, **o), name='tt_b03'))", module.__dict__)
+    >>> load(["my_lab_plugin"])
+    ('my_lab_plugin',)
+    >>> jaxbai.ALGORITHMS["tt_b03"].plugin
+    'my_lab_plugin'
+    >>> jaxbai.unregister("tt_b03")
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import contextvars
+import importlib
+import importlib.metadata
+from collections.abc import Iterator, Sequence
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "add_argument",
+    "load",
+    "load_from_argv",
+    "load_installed",
+    "loading",
+    "missing_algorithm",
+]
+
+ENTRY_POINT_GROUP = "jaxbai.algorithms"
+"""The entry-point group of installed packages that register algorithms."""
+
+_LOADING: contextvars.ContextVar[str | None] = contextvars.ContextVar("plugin", default=None)
+
+
+def loading() -> str | None:
+    """The plugin being loaded now (what `jaxbai.register` records), else None."""
+    return _LOADING.get()
+
+
+@contextlib.contextmanager
+def _as(name: str) -> Iterator[None]:
+    token = _LOADING.set(name)
+    try:
+        yield
+    finally:
+        _LOADING.reset(token)
+
+
+def load(modules: Sequence[str]) -> tuple[str, ...]:
+    """Import each plugin module (once: a module already imported is not run again), recording
+    it as the plugin of what it registers; returns the modules.
+
+    Raises:
+        ValueError: a module that cannot be imported, with the reason.
+    """
+    for module in modules:
+        if not isinstance(module, str) or not module.strip():
+            raise ValueError(f"a plugin is a module name, got {module!r}")
+        try:
+            with _as(module):
+                importlib.import_module(module)
+        except ImportError as err:
+            raise ValueError(f"plugin {module!r} cannot be imported: {err}") from err
+    return tuple(modules)
+
+
+def load_installed() -> tuple[str, ...]:
+    """Load every entry point of `ENTRY_POINT_GROUP` of the installed packages; returns their
+    values.
+
+    Raises:
+        ValueError: an entry point that cannot be loaded, naming it and its package.
+    """
+    loaded = []
+    for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            with _as(point.module):
+                target = point.load()
+                if callable(target):
+                    target()
+        except ImportError as err:
+            where = point.dist.name if point.dist else "an installed package"
+            raise ValueError(f"plugin {point.value!r} of {where} cannot be loaded: {err}") from err
+        loaded.append(point.value)
+    return tuple(loaded)
+
+
+class _Load(argparse.Action):
+    """``--plugin MODULE``: load the module as soon as the option is parsed."""
+
+    def __call__(self, parser, namespace, value, option_string=None) -> None:
+        try:
+            load([value])
+        except ValueError as err:
+            parser.error(str(err))
+        getattr(namespace, self.dest).append(value)
+
+
+def add_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--plugin MODULE`` (repeatable, each loaded as it is parsed) to a command's parser,
+    and load the installed plugins (`load_installed`) now, so that what the parser lists (its
+    choices, its help) includes theirs.
+
+    Raises:
+        SystemExit: status 2, an installed plugin that cannot be loaded (one line on stderr).
+    """
+    try:
+        load_installed()
+    except ValueError as err:
+        parser.exit(2, f"error: {err}\n")
+    parser.add_argument(
+        "--plugin",
+        action=_Load,
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first: a plugin that registers algorithms (repeatable)",
+    )
+
+
+def load_from_argv(argv: Sequence[str]) -> tuple[str, ...]:
+    """Load the plugins named by ``--plugin`` in ``argv`` before a command builds a parser whose
+    choices list the registered algorithms; returns the modules.
+
+    Raises:
+        ValueError: as `load`.
+    """
+    modules = []
+    for i, arg in enumerate(argv):
+        if arg == "--plugin" and i + 1 < len(argv):
+            modules.append(argv[i + 1])
+        elif arg.startswith("--plugin="):
+            modules.append(arg.partition("=")[2])
+    return load(modules)
+
+
+def missing_algorithm(name: str, plugin: str | None) -> str:
+    """The message for a stored algorithm that is not registered in this process."""
+    if plugin is None:
+        return f"algorithm {name!r} is not registered here: register it before opening"
+    return (
+        f"algorithm {name!r} comes from the plugin {plugin!r}, which is not loaded: "
+        f"pass --plugin {plugin} (or import {plugin} first)"
+    )

@@ -1,0 +1,128 @@
+"""Plugins reach every command line: ``--plugin``, an experiment file's ``plugins`` and installed
+entry points register a user algorithm for the sweep and the trial, and a trial file names the
+plugin it needs when it is reopened without it (`jaxbai.plugins`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import jaxbai
+from experiments import config
+from experiments.analysis import results
+from experiments.config import ConfigError
+from jaxbai import plugins
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+PLUGIN = textwrap.dedent(
+    """
+    import dataclasses
+    import jaxbai
+
+    def plug_tt(**options):
+        return dataclasses.replace(jaxbai.adap_tt(beta=0.4, **options), name="plug_tt")
+
+    jaxbai.register("plug_tt", plug_tt, "Plugged AdaP-TT")
+    """
+)
+
+
+@pytest.fixture
+def plugin_dir(tmp_path):
+    """A directory holding the plugin module ``plug_mod`` (registers ``plug_tt``)."""
+    (tmp_path / "plug_mod.py").write_text(PLUGIN)
+    return tmp_path
+
+
+def _run(args: list[str], path: pathlib.Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(path), str(ROOT)])}
+    return subprocess.run(
+        [sys.executable, "-m", *args],
+        cwd=path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_load_names_a_module_that_cannot_be_imported():
+    with pytest.raises(ValueError, match="plugin 'no_such_plugin_here' cannot be imported"):
+        plugins.load(["no_such_plugin_here"])
+    with pytest.raises(ValueError, match="a plugin is a module name"):
+        plugins.load([""])
+
+
+def test_the_missing_algorithm_message_names_the_plugin():
+    text = plugins.missing_algorithm("plug_tt", "plug_mod")
+    assert "plug_mod" in text and "--plugin plug_mod" in text
+    assert "register it before opening" in plugins.missing_algorithm("plug_tt", None)
+
+
+def test_an_experiment_file_loads_its_plugins(plugin_dir, monkeypatch):
+    monkeypatch.syspath_prepend(str(plugin_dir))
+    grid = "instances = ['mu2']\nalgorithms = ['plug_tt']\nglobal_epsilons = [1.0]\nruns = 2\n"
+    with pytest.raises(ConfigError, match="must be one of"):
+        config.loads(grid, source="grid.toml")  # not registered without the plugin
+    try:
+        loaded = config.loads(f"plugins = ['plug_mod']\n{grid}", source="grid.toml")
+        assert loaded.plugins == ("plug_mod",)
+        assert loaded.epsilons_for("plug_tt") == (1.0,)
+        assert jaxbai.ALGORITHMS["plug_tt"].plugin == "plug_mod"
+        assert config.parse(loaded.to_dict()).plugins == ("plug_mod",), "recorded in sweep.json"
+    finally:
+        if "plug_tt" in jaxbai.ALGORITHMS:
+            jaxbai.unregister("plug_tt")
+    with pytest.raises(ConfigError, match="plugins"):
+        config.loads(f"plugins = 'plug_mod'\n{grid}", source="grid.toml")
+
+
+@pytest.mark.integration
+def test_the_sweep_command_runs_a_plugin_algorithm(plugin_dir):
+    out = plugin_dir / "out"
+    args = ["experiments.sweep", "--plugin", "plug_mod", "--algorithms", "plug_tt"]
+    args += ["--instances", "mu2", "--epsilons", "2", "--runs", "2", "--max-samples", "20000"]
+    done = _run([*args, "--quiet", "--out", str(out)], plugin_dir)
+    assert done.returncode == 0, done.stderr[-2000:]
+    table = results.read_csv(str(out / "runs.csv"))
+    assert set(table["algorithm"]) == {"plug_tt"} and set(table["privacy"]) == {"global"}
+    sidecar = json.loads((out / "sweep.json").read_text())
+    assert sidecar["config"]["plugins"] == ["plug_mod"]
+    without = _run(["experiments.sweep", "--algorithms", "plug_tt", "--plan"], plugin_dir)
+    assert without.returncode == 2 and "plug_tt" in without.stderr
+
+
+@pytest.mark.integration
+def test_a_trial_records_its_plugin_and_names_it_when_missing(plugin_dir):
+    path = str(plugin_dir / "x.trial")
+    create = ["jaxbai.trial", "create", path, "--algorithm", "plug_tt", "--arms", "2"]
+    create += ["--epsilon", "1", "--delta", "0.1", "--noise", "prng", "--plugin", "plug_mod"]
+    done = _run(create, plugin_dir)
+    assert done.returncode == 0, done.stderr
+    missing = _run(["jaxbai.trial", "status", path], plugin_dir)
+    assert missing.returncode == 2
+    assert "--plugin plug_mod" in missing.stderr and len(missing.stderr.splitlines()) == 1
+    status = _run(["jaxbai.trial", "status", path, "--plugin", "plug_mod"], plugin_dir)
+    assert status.returncode == 0 and json.loads(status.stdout)["algorithm"] == "plug_tt"
+
+
+@pytest.mark.integration
+def test_an_installed_entry_point_registers_without_a_flag(plugin_dir):
+    info = plugin_dir / "plug_dist-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plug-dist\nVersion: 0.1\n")
+    group = plugins.ENTRY_POINT_GROUP
+    (info / "entry_points.txt").write_text(f"[{group}]\nplug = plug_mod\n")
+    path = str(plugin_dir / "y.trial")
+    create = ["jaxbai.trial", "create", path, "--algorithm", "plug_tt", "--arms", "2"]
+    done = _run([*create, "--epsilon", "1", "--delta", "0.1", "--noise", "prng"], plugin_dir)
+    assert done.returncode == 0, done.stderr
+    status = _run(["jaxbai.trial", "status", path], plugin_dir)
+    assert status.returncode == 0 and json.loads(status.stdout)["privacy"] == "global"

@@ -1,0 +1,140 @@
+"""Every per-algorithm fact comes from the registry and the algorithm built with its options.
+
+A user variant registered here gets its own asymptotic bound, allocation target, plot style and
+privacy model, from the algorithm it builds (not from a table keyed by name), and a factory
+whose privacy depends on an option is reported with the privacy of the options it ran with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import jaxbai
+from experiments import sweep
+from experiments.analysis import plot
+from experiments.config import specs
+from jaxbai import theory
+
+MU = np.array(jaxbai.PAPER_INSTANCES["mu2"], np.float64)
+
+
+def _adap_tt_b03(**options):
+    """AdaP-TT with β = 0.3 under a name of its own."""
+    return dataclasses.replace(jaxbai.adap_tt(beta=0.3, **options), name="adap_tt_b03")
+
+
+def _switchable(base: str = "ttucb", **options):
+    """A Top Two algorithm on the estimator of ``base``: private or not by an option (the
+    shape of a user factory such as a KL-cost variant of any registered algorithm)."""
+    return dataclasses.replace(jaxbai.ALGORITHMS[base](**options), name="switchable")
+
+
+@pytest.fixture
+def user_variants():
+    """``adap_tt_b03`` and ``switchable`` registered for one test."""
+    jaxbai.register("adap_tt_b03", _adap_tt_b03, "AdaP-TT (β = 0.3)")
+    jaxbai.register("switchable", _switchable, "Switchable")
+    try:
+        yield
+    finally:
+        jaxbai.unregister("adap_tt_b03")
+        jaxbai.unregister("switchable")
+
+
+def test_a_registered_variant_gets_its_own_bound_target_and_style(user_variants):
+    info = jaxbai.ALGORITHMS["adap_tt_b03"].info()
+    assert info.privacy == "global"
+    want = float(theory.adap_tt_bound(MU, 0.5, beta=0.3, sigma=0.5))  # Theorem 22 at β = 0.3
+    assert info.asymptotic_bound(MU, 0.5) == pytest.approx(want, rel=1e-12)
+    assert want != pytest.approx(float(theory.adap_tt_bound(MU, 0.5, beta=0.5, sigma=0.5)))
+    omega = info.allocation_target(MU, np.array([0.5, 2.0]))
+    _, want_omega = theory.t_star(MU, "kl_gaussian", beta=0.3, sigma=0.5)
+    np.testing.assert_allclose(omega, np.stack([want_omega] * 2), rtol=1e-6)
+    assert omega[0, 0] == pytest.approx(0.3)  # ω*_{a*} = β
+    styles = [e.style for n, e in jaxbai.ALGORITHMS.items() if not e.published_code_of]
+    assert len(set(styles)) == len(styles), "every entry has a style of its own"
+
+
+def test_privacy_is_that_of_the_options_it_runs_with(user_variants):
+    entry = jaxbai.ALGORITHMS["switchable"]
+    assert entry.info().privacy == "none" and not entry.info().takes_epsilon
+    assert entry.info(base="adap_tt").privacy == "global"
+    assert entry.info(base="ctb_tt").privacy == "local"
+    config = sweep.resolve(
+        {
+            "instances": ["mu2"],
+            "algorithms": [{"name": "sw_global", "algorithm": "switchable", "base": "adap_tt"}],
+            "global_epsilons": [0.5],
+            "runs": 2,
+        }
+    )
+    assert config.epsilons_for("sw_global") == (0.5,), "a private build runs on its ε grid"
+    assert config.epsilons_for("switchable") == (np.inf,)
+
+
+def test_options_of_a_keyword_factory_reach_it(user_variants):
+    spec = specs.check_algorithm(
+        specs.AlgorithmSpec("sw", "switchable", (("base", "adap_tt"), ("beta", 0.3))), 0, "theory"
+    )
+    alg = spec.build("theory")
+    assert alg.beta == 0.3 and alg.info.privacy == "global"
+
+
+def test_a_replaced_component_loses_the_guarantee():
+    adap_tt = jaxbai.adap_tt()
+    assert adap_tt.info.asymptotic_bound is not None
+    other_challenger = dataclasses.replace(
+        adap_tt, challenger=jaxbai.toptwo.threshold_aware_challenger
+    )
+    assert other_challenger.info.asymptotic_bound is None
+    assert other_challenger.info.allocation_target is None
+    global_episode = dataclasses.replace(adap_tt, estimator=jaxbai.estimators.DAF("global"))
+    assert global_episode.info.asymptotic_bound is None  # Appendix H states no bound
+
+
+def test_published_variants_are_drawn_as_their_paper_algorithm_dashed():
+    for name, entry in jaxbai.ALGORITHMS.items():
+        if entry.published_code_of:
+            paper = jaxbai.ALGORITHMS[entry.published_code_of].style
+            assert entry.style == paper._replace(linestyle="--"), name
+
+
+def test_labels_with_options_get_styles_of_their_own():
+    b03 = specs.AlgorithmSpec("b03", "adap_tt", (("beta", 0.3),))
+    b07 = specs.AlgorithmSpec("b07", "adap_tt", (("beta", 0.7),))
+    styles = plot.styles(["adap_tt", "b03", "b07", "elsewhere"], {"b03": b03, "b07": b07})
+    assert styles["adap_tt"] == jaxbai.ALGORITHMS["adap_tt"].style
+    entries = {(e.style.color, e.style.marker) for e in jaxbai.ALGORITHMS.values()}
+    others = [(styles[a].color, styles[a].marker) for a in ("b03", "b07", "elsewhere")]
+    assert len(set(others)) == 3 and not set(others) & entries
+
+
+@pytest.mark.integration
+def test_a_sweep_reports_each_variant_with_its_own_facts(user_variants):
+    result = sweep.run(
+        {
+            "instances": ["mu2"],
+            "algorithms": [
+                "adap_tt_b03",
+                {"name": "sw_global", "algorithm": "switchable", "base": "adap_tt"},
+            ],
+            "global_epsilons": [2.0],
+            "deltas": [0.1],
+            "runs": 4,
+            "max_samples": 20000,
+        },
+        progress=False,
+    )
+    cells = result.cells.set_index("algorithm")
+    assert cells.loc["sw_global", "privacy"] == "global", "a private run is reported private"
+    assert cells.loc["sw_global", "epsilon"] == 2.0
+    assert cells.loc["adap_tt_b03", "privacy"] == "global"
+    omega = np.array(cells.loc["adap_tt_b03", "omega_star"].split(), float)
+    _, want = theory.t_star(MU, "kl_gaussian", beta=0.3, sigma=0.5)
+    np.testing.assert_allclose(omega, want, rtol=1e-5)
+    summary = {column: result.cells[column].to_numpy() for column in result.cells.columns}
+    labels = plot.Labels.of(summary, result.config)
+    assert labels.styles["adap_tt_b03"] != labels.styles["sw_global"]
