@@ -8,25 +8,27 @@ named, listed in ``--help`` and validated like jaxbai's own:
   and the other commands (`add_argument`);
 * ``plugins = ["MODULE", …]`` in an experiment file (`experiments.config`);
 * installed packages that declare an entry point in the group `ENTRY_POINT_GROUP`
-  (``[project.entry-points."jaxbai.algorithms"]``: ``name = "module"`` or
-  ``"module:function"``, a function called with no arguments), loaded by `load_installed`.
+  (``[project.entry-points."jaxbai.algorithms"]``: ``name = "module"``, a plugin module),
+  loaded by `load_installed`.
 
 The registry remembers the plugin that registered an entry
 (`jaxbai.registry.AlgorithmEntry.plugin`); a trial records it and names it when it is reopened
 without it (`missing_algorithm`).
 
 Examples:
-    >>> import jaxbai, sys, types
-    >>> module = types.ModuleType("my_lab_plugin")
-    >>> sys.modules["my_lab_plugin"] = module  # a module that registers on import, as a file would
-    >>> exec("import jaxbai, dataclasses\\n"
-    ...      "jaxbai.register('tt_b03', lambda **o: dataclasses.replace("
-    ...      "jaxbai.ttucb(beta=0.3, **o), name='tt_b03'))", module.__dict__)
+    >>> import jaxbai, pathlib, sys, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "my_lab_plugin.py").write_text(
+    ...     "import dataclasses, jaxbai\\n"
+    ...     "def tt_b03(**options):\\n"
+    ...     "    return dataclasses.replace(jaxbai.ttucb(beta=0.3, **options), name='tt_b03')\\n"
+    ...     "jaxbai.register('tt_b03', tt_b03)\\n")
+    >>> sys.path.insert(0, str(folder))
     >>> load(["my_lab_plugin"])
     ('my_lab_plugin',)
     >>> jaxbai.ALGORITHMS["tt_b03"].plugin
     'my_lab_plugin'
-    >>> jaxbai.unregister("tt_b03")
+    >>> jaxbai.unregister("tt_b03"); sys.path.remove(str(folder))
 """
 
 from __future__ import annotations
@@ -87,24 +89,26 @@ def load(modules: Sequence[str]) -> tuple[str, ...]:
 
 
 def load_installed() -> tuple[str, ...]:
-    """Load every entry point of `ENTRY_POINT_GROUP` of the installed packages; returns their
-    values.
+    """Load the plugin module of every entry point of `ENTRY_POINT_GROUP` of the installed
+    packages (`load`: each is imported once); returns the modules.
 
     Raises:
-        ValueError: an entry point that cannot be loaded, naming it and its package.
+        ValueError: an entry point that names more than a module, or one that cannot be
+            imported, naming it and its package.
     """
-    loaded = []
+    modules = []
     for point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        where = point.dist.name if point.dist else "an installed package"
+        if point.attr:
+            raise ValueError(
+                f"entry point {point.name} = {point.value!r} of {where}: a jaxbai plugin is a "
+                f"module (write {point.module!r}), whose import registers its algorithms"
+            )
         try:
-            with _as(point.module):
-                target = point.load()
-                if callable(target):
-                    target()
-        except ImportError as err:
-            where = point.dist.name if point.dist else "an installed package"
-            raise ValueError(f"plugin {point.value!r} of {where} cannot be loaded: {err}") from err
-        loaded.append(point.value)
-    return tuple(loaded)
+            modules += load([point.module])
+        except ValueError as err:
+            raise ValueError(f"{err} (an entry point of {where})") from err
+    return tuple(modules)
 
 
 class _Load(argparse.Action):
@@ -115,7 +119,7 @@ class _Load(argparse.Action):
             load([value])
         except ValueError as err:
             parser.error(str(err))
-        getattr(namespace, self.dest).append(value)
+        setattr(namespace, self.dest, [*getattr(namespace, self.dest), value])
 
 
 def add_argument(parser: argparse.ArgumentParser) -> None:

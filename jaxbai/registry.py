@@ -267,8 +267,9 @@ class Registry(Mapping[str, AlgorithmEntry]):
         """Add ``factory`` under ``name`` (see `register`)."""
         if name in self._entries and not replace:
             raise ValueError(f"{name!r} is already registered (pass replace=True)")
-        if published_code_of is not None:
-            self.get_entry(published_code_of)
+        if published_code_of is not None:  # drawn as the paper algorithm it stands for, dashed
+            paper = self.get_entry(published_code_of).style._replace(linestyle="--")
+            style = style or paper
         others = {n: e for n, e in self._entries.items() if n != name}
         style = style or _unused_style(e.style for e in others.values())
         entry = _entry(name, factory, display_name or name, style, published_code_of)
@@ -311,7 +312,8 @@ def register(
             build with no arguments. What depends on the options (privacy, ε, bounds) is read
             from the algorithm it builds with them (`AlgorithmEntry.info`).
         display_name: name for figures and reports (default: ``name``).
-        style: how figures draw it (default: the first unused style of `PALETTE`).
+        style: how figures draw it (default: that of ``published_code_of``, dashed, for a
+            published-code variant; else the first unused style of `PALETTE`).
         published_code_of: the registered paper algorithm it runs as the paper's published
             code does, if it is such a variant.
         replace: allow replacing an existing entry.
@@ -364,7 +366,7 @@ _PAPER = (
     # A variant beyond the paper (docs/threshold-aware-challenger.md).
     ("adap_tt_star_ratio", toptwo.adap_tt_star_ratio, "AdaP-TT* (W/c challenger)", None),
 )
-_PUBLISHED_CODE = (  # drawn as the paper algorithm they stand for, dashed
+_PUBLISHED_CODE = (
     ("ttucb_published", toptwo.ttucb_published, "TTUCB (published code)", "ttucb"),
     ("adap_tt_published", toptwo.adap_tt_published, "AdaP-TT (published code)", "adap_tt"),
     ("dp_se_published", dpse.dp_se_published, "DP-SE (published code)", "dp_se"),
@@ -372,5 +374,4 @@ _PUBLISHED_CODE = (  # drawn as the paper algorithm they stand for, dashed
 for _name, _factory, _display, _style in _PAPER:
     register(_name, _factory, _display, style=_style)
 for _name, _factory, _display, _paper in _PUBLISHED_CODE:
-    _dashed = ALGORITHMS[_paper].style._replace(linestyle="--")
-    register(_name, _factory, _display, style=_dashed, published_code_of=_paper)
+    register(_name, _factory, _display, published_code_of=_paper)

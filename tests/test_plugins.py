@@ -21,22 +21,31 @@ from jaxbai import plugins
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-PLUGIN = textwrap.dedent(
+FACTORIES = textwrap.dedent(
     """
     import dataclasses
     import jaxbai
 
     def plug_tt(**options):
         return dataclasses.replace(jaxbai.adap_tt(beta=0.4, **options), name="plug_tt")
-
-    jaxbai.register("plug_tt", plug_tt, "Plugged AdaP-TT")
     """
 )
+PLUGIN = textwrap.dedent(
+    """
+    import jaxbai
+    import plug_factories
+
+    jaxbai.register("plug_tt", plug_factories.plug_tt, "Plugged AdaP-TT")
+    """
+)
+"""The plugin registers a factory defined in another module: the entry's plugin must be the
+module that was loaded (the one a trial can name), not the factory's."""
 
 
 @pytest.fixture
 def plugin_dir(tmp_path):
     """A directory holding the plugin module ``plug_mod`` (registers ``plug_tt``)."""
+    (tmp_path / "plug_factories.py").write_text(FACTORIES)
     (tmp_path / "plug_mod.py").write_text(PLUGIN)
     return tmp_path
 
@@ -58,6 +67,15 @@ def test_load_names_a_module_that_cannot_be_imported():
         plugins.load(["no_such_plugin_here"])
     with pytest.raises(ValueError, match="a plugin is a module name"):
         plugins.load([""])
+
+
+def test_repeated_plugin_options_accumulate_in_their_own_list():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    plugins.add_argument(parser)
+    assert parser.parse_args(["--plugin", "math", "--plugin", "json"]).plugin == ["math", "json"]
+    assert parser.parse_args([]).plugin == [], "the default is never appended to"
 
 
 def test_the_missing_algorithm_message_names_the_plugin():

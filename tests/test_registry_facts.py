@@ -17,6 +17,7 @@ from experiments import sweep
 from experiments.analysis import plot
 from experiments.config import specs
 from jaxbai import theory
+from jaxbai.engine._checkpoint import grid_fingerprint
 
 MU = np.array(jaxbai.PAPER_INSTANCES["mu2"], np.float64)
 
@@ -83,16 +84,47 @@ def test_options_of_a_keyword_factory_reach_it(user_variants):
     assert alg.beta == 0.3 and alg.info.privacy == "global"
 
 
-def test_a_replaced_component_loses_the_guarantee():
+def _adaptive_beta(alg, state, leader, challenger, params):
+    """An IDS-style β (a user's tracking proportion): not the fixed β the bounds assume."""
+    del alg, state, leader, challenger
+    return params.beta * 0.9
+
+
+REPLACEMENTS = {
+    "estimator": jaxbai.estimators.DAF("global"),  # Appendix H states no bound
+    "cost": jaxbai.toptwo.cost_private,
+    "bonus": jaxbai.toptwo.published.bonus_completed_phases,
+    "challenger": jaxbai.toptwo.threshold_aware_challenger,
+    "tracking_beta": _adaptive_beta,
+    "tracking": jaxbai.toptwo.published.coin_tracking,
+    "stopping_rule": jaxbai.toptwo.published.stopping_at_leader,
+}
+
+
+@pytest.mark.parametrize("component", jaxbai.toptwo.guarantees.COMPONENTS)
+def test_a_replaced_component_loses_the_guarantee(component):
     adap_tt = jaxbai.adap_tt()
     assert adap_tt.info.asymptotic_bound is not None
-    other_challenger = dataclasses.replace(
-        adap_tt, challenger=jaxbai.toptwo.threshold_aware_challenger
-    )
-    assert other_challenger.info.asymptotic_bound is None
-    assert other_challenger.info.allocation_target is None
-    global_episode = dataclasses.replace(adap_tt, estimator=jaxbai.estimators.DAF("global"))
-    assert global_episode.info.asymptotic_bound is None  # Appendix H states no bound
+    replaced = dataclasses.replace(adap_tt, **{component: REPLACEMENTS[component]})
+    assert replaced.info.asymptotic_bound is None
+    assert replaced.info.allocation_target is None
+    same = dataclasses.replace(adap_tt, name="renamed", beta=0.3)
+    assert same.info.asymptotic_bound is not None, "a name or β is not a component"
+
+
+def test_a_private_estimator_without_epsilon_is_refused():
+    """A private algorithm can never run, nor be reported, as non-private."""
+    with pytest.raises(ValueError, match="needs ε"):
+        dataclasses.replace(jaxbai.ttucb(), estimator=jaxbai.CTB())
+
+
+def test_the_guarantee_is_metadata():
+    """Equal algorithms whatever their guarantee: no recompilation, the same fingerprint."""
+    adap_tt = jaxbai.adap_tt()
+    bare = dataclasses.replace(adap_tt, guarantee=None)
+    assert bare == adap_tt and hash(bare) == hash(adap_tt)
+    jobs = jaxbai.grid_jobs(jaxbai.bernoulli([0.9, 0.5]), [1.0], [0.1], 2)
+    assert grid_fingerprint(bare, jobs, 0, 100) == grid_fingerprint(adap_tt, jobs, 0, 100)
 
 
 def test_published_variants_are_drawn_as_their_paper_algorithm_dashed():

@@ -59,6 +59,8 @@ def _describe(alg: Algorithm) -> str:
         return f"{kind.__module__}.{kind.__qualname__}(name={alg.name!r}, info={alg.info!r})"
     fields = []
     for field in dataclasses.fields(alg):
+        if not field.compare:  # metadata that no result depends on (a Top Two guarantee)
+            continue
         value = getattr(alg, field.name)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             fields.append(f"{field.name}={_describe(value)}")

@@ -128,6 +128,8 @@ def lower_bound_dp(
         True
     """
     _check_open_unit("delta", delta)
+    if np.any(np.asarray(delta, np.float64) >= 1 / 3):
+        raise ValueError(f"delta must be < 1/3 for log(1/(3δ)) > 0, got {delta!r}")
     time, _ = t_star_dp(means, epsilon, tol=tol)
     return time * jnp.log(1.0 / (3.0 * jnp.asarray(delta, time.dtype)))
 

@@ -29,7 +29,7 @@ recommendation. Ties in every argmax/argmin are broken by a per-run random arm p
 `init` (``ties="random"``), so results are invariant in distribution to permuting the arms.
 """
 
-from jaxbai.toptwo import published
+from jaxbai.toptwo import guarantees, published
 from jaxbai.toptwo.components import (
     beta_tracking,
     bonus_gaussian,
@@ -57,7 +57,7 @@ from jaxbai.toptwo.components import (
     threshold_tilde_theory,
     transportation_cost_challenger,
 )
-from jaxbai.toptwo.driver import TIE_RULES, EpisodicTopTwo, PerEpisode, TopTwo
+from jaxbai.toptwo.driver import TIE_RULES, EpisodicTopTwo, TopTwo
 from jaxbai.toptwo.factories import (
     adap_tt,
     adap_tt_star,
@@ -67,6 +67,7 @@ from jaxbai.toptwo.factories import (
     ttucb,
     ttucb_dpa,
 )
+from jaxbai.toptwo.per_episode import PerEpisode
 from jaxbai.toptwo.published import adap_tt_published, ttucb_published
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
@@ -96,6 +97,7 @@ __all__ = [
     "glr_pair",
     "glr_pairs_passed",
     "glr_stopping",
+    "guarantees",
     "leader_side",
     "published",
     "step_key",

@@ -26,17 +26,16 @@ from jaxbai.toptwo.components import (
     threshold_private_theory,
     threshold_tilde_heuristic,
     threshold_tilde_theory,
-    transportation_cost_challenger,
 )
 from jaxbai.toptwo.driver import EpisodicTopTwo, TopTwo
 from jaxbai.toptwo.guarantees import (
-    Guarantee,
     adap_tt_bound,
     adap_tt_star_bound,
     beta_optimal,
     beta_optimal_modified,
     ctb_tt_bound,
     t_star_beta,
+    with_guarantee,
 )
 
 __all__ = [
@@ -78,12 +77,6 @@ def _leader_bonus(leader_bonus: str, episodes: str) -> Bonus:
     return _LEADER_BONUSES[leader_bonus, estimators.check_episodes(episodes)]
 
 
-def _tc_guarantee(estimator, cost, allocation, bound) -> Guarantee:
-    """The paper's results for a Top Two algorithm with the TC challenger (Theorems 22, 24,
-    Eq. 5): the global variants of Appendix H have the allocation but no stated bound."""
-    return Guarantee(estimator, cost, transportation_cost_challenger, allocation, bound)
-
-
 def _check_beta_sigma(beta: float, sigma: float) -> None:
     checks.check_open_unit("beta", beta)
     checks.check_positive("sigma", sigma)
@@ -102,33 +95,31 @@ def ttucb(threshold: str = "heuristic", beta: float = 0.5, sigma: float = 0.5) -
         >>> params = alg.params(delta=0.01)
     """
     _check_beta_sigma(beta, sigma)
-    estimator = estimators.MLE()
-    return TopTwo(
+    alg = TopTwo(
         "ttucb",
-        estimator,
+        estimators.MLE(),
         cost_gaussian,
         bonus_gaussian,
         _threshold("gaussian", threshold),
         beta=beta,
         sigma=sigma,
         takes_epsilon=False,
-        guarantee=_tc_guarantee(estimator, cost_gaussian, beta_optimal, t_star_beta),
     )
+    return with_guarantee(alg, beta_optimal, t_star_beta)
 
 
 def ctb_tt(threshold: str = "heuristic", beta: float = 0.5) -> TopTwo:
     """CTB-TT (Alg. 7): TTUCB on randomised-response bits (CTB, Alg. 4), σ = 1/2; ε-local DP."""
     _check_beta_sigma(beta, 0.5)
-    estimator = estimators.CTB()
-    return TopTwo(
+    alg = TopTwo(
         "ctb_tt",
-        estimator,
+        estimators.CTB(),
         cost_gaussian,
         bonus_gaussian,
         _threshold("gaussian", threshold),
         beta=beta,
-        guarantee=_tc_guarantee(estimator, cost_gaussian, beta_optimal, ctb_tt_bound),
     )
+    return with_guarantee(alg, beta_optimal, ctb_tt_bound)
 
 
 def gauss_ldp_tt(threshold: str = "heuristic", beta: float = 0.5, gamma: float = 1e-3) -> TopTwo:
@@ -214,17 +205,16 @@ def adap_tt(
             docs/semantics.md §18; the algorithm is then named ``adap_tt_global``).
     """
     _check_beta_sigma(beta, 0.5)
-    estimator = estimators.DAF(episodes)
     bound = adap_tt_bound if episodes == "per_arm" else None
-    return EpisodicTopTwo(
+    alg = EpisodicTopTwo(
         _episodic_name("adap_tt", episodes),
-        estimator,
+        estimators.DAF(episodes),
         cost_gaussian,
         _leader_bonus(leader_bonus, episodes),
         _threshold("private", threshold),
         beta=beta,
-        guarantee=_tc_guarantee(estimator, cost_gaussian, beta_optimal, bound),
     )
+    return with_guarantee(alg, beta_optimal, bound)
 
 
 def adap_tt_star(
@@ -245,17 +235,16 @@ def adap_tt_star(
         >>> params = alg.params(epsilon=0.5, delta=0.01)
     """
     _check_beta_sigma(beta, 0.5)
-    estimator = estimators.DAF(episodes)
     bound = adap_tt_star_bound if episodes == "per_arm" else None
-    return EpisodicTopTwo(
+    alg = EpisodicTopTwo(
         _episodic_name("adap_tt_star", episodes),
-        estimator,
+        estimators.DAF(episodes),
         cost_private,
         _leader_bonus(leader_bonus, episodes),
         _threshold("tilde", threshold),
         beta=beta,
-        guarantee=_tc_guarantee(estimator, cost_private, beta_optimal_modified, bound),
     )
+    return with_guarantee(alg, beta_optimal_modified, bound)
 
 
 def adap_tt_star_ratio(

@@ -2,10 +2,11 @@
 
 A `Guarantee` holds the allocation ω* that an algorithm's sampling rule converges to and the
 paper's bound on lim sup E[τ]/log(1/δ), as functions of the instance, ε, β and σ, together with
-the components it was proved for (estimator, transportation cost, challenger). A factory puts
+the components it was proved for (`COMPONENTS`: estimator, cost, bonus, challenger, tracking,
+stopping rule). A factory puts
 one on the algorithm it builds; `jaxbai.toptwo.TopTwo.info` hands it out, with the algorithm's
 own β and σ, only while those components are still the algorithm's, so a variant with another
-β keeps its guarantee and one with another challenger loses it (docs/semantics.md §33).
+β keeps its guarantee and one with another component loses it (docs/semantics.md §33).
 
 Examples:
     >>> import numpy as np, jaxbai
@@ -27,16 +28,19 @@ from typing import Any
 
 import numpy as np
 
-from jaxbai.base import AllocationTarget, AsymptoticBound, Estimator
+from jaxbai.base import AllocationTarget, AsymptoticBound
 
 __all__ = [
+    "COMPONENTS",
     "Guarantee",
     "adap_tt_bound",
     "adap_tt_star_bound",
     "beta_optimal",
     "beta_optimal_modified",
+    "components_of",
     "ctb_tt_bound",
     "t_star_beta",
+    "with_guarantee",
 ]
 
 Allocation = Callable[..., np.ndarray]
@@ -98,32 +102,43 @@ def adap_tt_star_bound(means: np.ndarray, epsilon: float, *, beta: float, sigma:
     return float(theory.adap_tt_star_bound(means, epsilon, beta=beta, sigma=sigma))
 
 
+COMPONENTS = (
+    "estimator",
+    "cost",
+    "bonus",
+    "challenger",
+    "tracking_beta",
+    "tracking",
+    "stopping_rule",
+)
+"""The fields of a `jaxbai.toptwo.TopTwo` a guarantee is proved for: every component but the
+threshold family (the asymptotic results hold for the theory threshold and are applied to its
+heuristic form as well, as the paper's figures do)."""
+
+
+def components_of(alg: Any) -> tuple:
+    """The `COMPONENTS` of a Top Two algorithm, in order."""
+    return tuple(getattr(alg, name) for name in COMPONENTS)
+
+
 @dataclasses.dataclass(frozen=True)
 class Guarantee:
     """The paper's results for a Top Two algorithm made of these components.
 
     Attributes:
-        estimator: the estimator they were proved for (compared by value: DAF per arm and
-            DAF with one global episode differ).
-        cost: the transportation cost (W^G or W^{G,ε}).
-        challenger: the challenger rule.
+        components: the algorithm's `COMPONENTS` they were proved for (estimators compared by
+            value: DAF per arm and DAF with one global episode differ).
         allocation: ω* as a function of (means, epsilons, β, σ), or None (none known).
         bound: lim sup E[τ]/log(1/δ) as a function of (means, ε, β, σ), or None.
     """
 
-    estimator: Estimator
-    cost: Callable[..., Any]
-    challenger: Callable[..., Any]
+    components: tuple
     allocation: Allocation | None = None
     bound: Bound | None = None
 
     def holds_for(self, alg: Any) -> bool:
         """Whether ``alg`` (a `jaxbai.toptwo.TopTwo`) still has the components proved for."""
-        return (
-            alg.estimator == self.estimator
-            and alg.cost is self.cost
-            and alg.challenger is self.challenger
-        )
+        return components_of(alg) == self.components
 
     def allocation_target(self, beta: float, sigma: float) -> AllocationTarget | None:
         """ω* at this β and σ, as `jaxbai.base.AlgorithmInfo.allocation_target`."""
@@ -136,3 +151,8 @@ class Guarantee:
         if self.bound is None:
             return None
         return functools.partial(self.bound, beta=float(beta), sigma=float(sigma))
+
+
+def with_guarantee(alg: Any, allocation: Allocation | None, bound: Bound | None) -> Any:
+    """``alg`` carrying the guarantee of its current components."""
+    return dataclasses.replace(alg, guarantee=Guarantee(components_of(alg), allocation, bound))

@@ -1,4 +1,4 @@
-"""The schema-2 state layout, for migration to the current schema (`jaxbai.trial._store`).
+"""The schema-2 state layout, for migration to the current schema (`jaxbai.trial._migration`).
 
 Schemas 1 and 2 stored a Top Two state as one flat record of 13 arrays, the estimator's fields
 among the driver's (`TOP_TWO_FIELDS`). Schema 3 stores the state as the algorithm defines it —

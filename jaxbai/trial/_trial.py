@@ -1,8 +1,9 @@
 """`Trial`: a durable, validated ask/tell trial around one registered algorithm.
 
 The package docstring (`jaxbai.trial`) describes durability, cohorts, validation and
-publication; the store's layout and the lock live in `jaxbai.trial._store`, the releases in
-`jaxbai.trial._release`, the checks of a record in `jaxbai.trial._records`.
+publication; the store's layout lives in `jaxbai.trial._store`, its lock and files in
+`jaxbai.trial._files`, the releases in `jaxbai.trial._release`, the checks of a record in
+`jaxbai.trial._records`.
 
 Example:
   >>> import os, tempfile

@@ -1,24 +1,6 @@
-"""The contracts of jaxbai: a small core per component, and capabilities on top.
+"""The contracts of the components: shapes, `AlgorithmInfo`, instances, mechanisms, estimators.
 
-`typing.Protocol`s: a class satisfies one by having its members, without inheriting, and no
-caller in jaxbai (engine, `jaxbai.simulate`, `jaxbai.trial`, experiments) uses a member that a
-protocol does not declare. What is optional is a *capability*, a protocol of its own that
-callers test for with ``isinstance(obj, Capability)``:
-
-* `Algorithm` — plus `Rounds` (rounds of adaptivity), `Releasing` (hands its global-DP releases
-  to the caller; trials need it), `Episodic` (plans its pulls up to the next episode end,
-  Appendix H), `Budgeted` (an engine step draws many samples at once) and `ReportsSamples`
-  (reports a stopping time other than the samples drawn, as published code may);
-* `Instance` — plus `ArmSums` (one arm's reward sum drawn exactly in O(1));
-* `Estimator` (the means of a Top Two algorithm) — plus `ReleasingEstimator` and
-  `EpisodicEstimator`;
-* `Mechanism` (the participant-side mechanism of a local-DP estimator, for simulations, real
-  trials and audits).
-
-They are generic in their state and parameter types (``Algorithm[State, Params]``), pytrees the
-component defines: an algorithm's state has the members of `RunState`, an estimator's those of
-`Estimate`. K is the number of arms (static); the shape aliases below are `jax.Array`s; counts
-are int32, means and rewards float32. ``docs/semantics.md §N`` fixes what the paper leaves open.
+Re-exported by `jaxbai.base`, whose docstring describes the contracts.
 """
 
 from __future__ import annotations
@@ -33,13 +15,10 @@ from jax.typing import ArrayLike
 
 __all__ = [
     "PRIVACY_MODELS",
-    "Algorithm",
     "AlgorithmInfo",
     "AllocationTarget",
     "ArmSums",
     "AsymptoticBound",
-    "Budgeted",
-    "Episodic",
     "EpisodicEstimator",
     "Estimate",
     "Estimator",
@@ -49,14 +28,8 @@ __all__ = [
     "Mechanism",
     "PerArm",
     "Release",
-    "Releasing",
     "ReleasingEstimator",
-    "ReportsSamples",
-    "Rounds",
-    "RunState",
     "Scalar",
-    "SeparableSettle",
-    "SeparableStopping",
     "missing_members",
     "protocol_members",
 ]
@@ -105,14 +78,23 @@ class AlgorithmInfo:
     takes_epsilon: bool
     participant_mechanism: Mechanism | None = None
     unit_interval: bool = False
-    allocation_target: AllocationTarget | None = None
-    asymptotic_bound: AsymptoticBound | None = None
+    allocation_target: AllocationTarget | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
+    asymptotic_bound: AsymptoticBound | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         if self.privacy not in PRIVACY_MODELS:
             raise ValueError(f"privacy must be one of {PRIVACY_MODELS}, got {self.privacy!r}")
         if (self.participant_mechanism is not None) != (self.privacy == "local"):
             raise ValueError("a participant mechanism goes with local DP, and only with it")
+        if self.privacy != "none" and not self.takes_epsilon:
+            raise ValueError(
+                f"a {self.privacy}-DP algorithm takes ε (takes_epsilon=True): without it its "
+                "mechanism would run at ε = ∞ and publish raw rewards"
+            )
 
 
 class Release(NamedTuple):
@@ -349,215 +331,12 @@ class EpisodicEstimator(Protocol[EstimateT]):
         ...
 
 
-# ---------------------------------------------------------------------------------- algorithms
-class RunState(Protocol):
-    """The members of an algorithm's state that the engine and trials read (a pytree).
-
-    Attributes:
-        n: int32 samples drawn so far (τ once stopped).
-        counts: N_a, the samples drawn of each arm, int32 ``(K,)`` (they sum to ``n``).
-        stopped: bool, whether the stopping rule has fired.
-        recommendation: int32, â once stopped (−1 before).
-    """
-
-    @property
-    def n(self) -> Scalar: ...
-
-    @property
-    def counts(self) -> PerArm: ...
-
-    @property
-    def stopped(self) -> Scalar: ...
-
-    @property
-    def recommendation(self) -> Scalar: ...
-
-
-@runtime_checkable
-class Algorithm(Protocol[State, Params]):
-    """A fixed-confidence BAI algorithm: static configuration plus pure functions of its state.
-
-    The object itself is static (hashable, usable as a `jax.jit` static argument); numbers that
-    vary across a grid (ε, δ, β, …) live in the pytree that `params` returns, and the run's
-    state is a pytree with the members of `RunState`. ``name`` and ``info`` are read on the host;
-    `params` runs eagerly and traced; `init`, `select`, `privatize`, `update` and `step` run
-    traced (under `jax.jit` and `jax.vmap`): pure functions of arrays, with no Python branch on
-    a value. A step reads rewards only through ``inst.draw`` (with the state's sample count as
-    the index), never ``inst.sample``: on a `jaxbai.instances.RewardTable` the t-th pull must
-    read participant t's row (`tests/test_contract.py` checks every registered algorithm).
-
-    Attributes:
-        name: registry name (``jaxbai.ALGORITHMS``).
-        info: its `AlgorithmInfo` (privacy model, ε, participant mechanism, [0, 1]).
-    """
-
-    name: str
-    info: AlgorithmInfo
-
-    def params(self, epsilon: ArrayLike | None = None, delta: ArrayLike = 0.01) -> Params:
-        """Numeric parameters, a pytree of arrays broadcast together.
-
-        Runs both eagerly and traced: `jaxbai.simulate` and trials call it with concrete values,
-        which it must validate (ValueError before anything compiles); the engine calls it under
-        `jax.vmap` over a grid's ε and δ (already validated), so it must also accept tracers:
-        jnp operations only, and checks only where the values are concrete
-        (``jaxbai.checks.is_concrete``, as `jaxbai.toptwo.TopTwo.params` does).
-        """
-        ...
-
-    def init(self, key: Key, params: Params, num_arms: int) -> State:
-        """The empty state for ``num_arms`` arms."""
-        ...
-
-    def select(self, state: State, params: Params) -> Scalar:
-        """The arm to sample next, int32 scalar; the first K calls return 0, …, K−1."""
-        ...
-
-    def privatize(self, key: Key, reward: ArrayLike, params: Params) -> Scalar:
-        """The participant-side mechanism (identity for global DP and no privacy)."""
-        ...
-
-    def update(self, key: Key, state: State, arm: ArrayLike, z: ArrayLike, params: Params) -> State:
-        """Record the (privatised) observation ``z`` of ``arm``."""
-        ...
-
-    def stopping(self, state: State, params: Params) -> tuple[Scalar, Scalar]:
-        """(stop, recommendation); never True before every arm was pulled once."""
-        ...
-
-    def step(self, key: Key, state: State, inst: Instance, params: Params) -> State:
-        """Stopping test, then select, sample, privatise, update; a no-op once stopped.
-        ``key`` is fresh for every step: the engine passes ``fold_in(stream, state.n)``."""
-        ...
-
-
-@runtime_checkable
-class Rounds(Protocol[State]):
-    """Capability of an algorithm that counts its rounds of adaptivity (Appendix H); the
-    engine reports −1 for an algorithm without it."""
-
-    def rounds(self, state: State) -> Scalar:
-        """Rounds of adaptivity C so far, int32 scalar."""
-        ...
-
-
-@runtime_checkable
-class ReportsSamples(Protocol):
-    """Capability of an algorithm (a published code's variant) that reports a stopping time
-    other than τ, the samples drawn (docs/semantics.md §1): results carry it beside τ."""
-
-    def reported_samples(self, counts: ArrayLike) -> jax.Array:
-        """The stopping time reported for final counts N ``(..., K)``, int ``(...)``."""
-        ...
-
-
-@runtime_checkable
-class Releasing(Protocol[State, Params]):
-    """Capability of an algorithm whose global-DP releases a caller can supply: a trial asks
-    `pending_release` before each update and passes exact noisy means as ``release``. A
-    global-DP trial needs it."""
-
-    def pending_release(
-        self, state: State, arm: ArrayLike, z: ArrayLike, params: Params
-    ) -> Release:
-        """What `update` with ``z`` would release through the Laplace mechanism."""
-        ...
-
-    def update(
-        self,
-        key: Key,
-        state: State,
-        arm: ArrayLike,
-        z: ArrayLike,
-        params: Params,
-        release: ArrayLike | None = None,
-    ) -> State:
-        """`Algorithm.update`; ``release``, if given, replaces the noisy means it releases."""
-        ...
-
-
-@runtime_checkable
-class Budgeted(Protocol[State, Params]):
-    """Capability of an algorithm whose engine step makes up to `samples_per_step` pulls at once
-    (a per-episode simulation, docs/semantics.md §25). The engine runs `planned_pull`
-    `samples_per_step` times over its whole lane pool, then `settle`, instead of `step`; it
-    scales its chunks by `samples_per_step`. `budgeted_step` is the same for one run."""
-
-    @property
-    def samples_per_step(self) -> int: ...
-
-    def planned_pull(self, state: State, params: Params, max_samples: Scalar) -> State:
-        """Count the next pull without drawing its reward; a no-op once stopped, at
-        ``max_samples``, or while an ended episode waits for `settle`."""
-        ...
-
-    def settle(
-        self, stream: Key, state: State, inst: Instance, params: Params, max_samples: Scalar
-    ) -> State:
-        """Draw the ended episodes' rewards, close them and test stopping, with the key
-        ``fold_in(stream, n)``; a no-op if no episode ended."""
-        ...
-
-    def budgeted_step(
-        self, stream: Key, state: State, inst: Instance, params: Params, max_samples: Scalar
-    ) -> State:
-        """`samples_per_step` planned pulls, then `settle`."""
-        ...
-
-
-@runtime_checkable
-class SeparableStopping(Protocol[State, Params]):
-    """Capability of an algorithm whose `Algorithm.step` is its stopping test followed by
-    `sample`: one trajectory can then be tested against the thresholds of several δ at once
-    (docs/semantics.md §31), if `sample` does not read δ (`jaxbai.engine.shares_deltas`)."""
-
-    def sample(self, key: Key, state: State, inst: Instance, params: Params) -> State:
-        """`Algorithm.step` without its stopping test: select, sample, privatise, update."""
-        ...
-
-
-@runtime_checkable
-class SeparableSettle(Protocol[State, Params]):
-    """The same capability for a `Budgeted` algorithm, whose `Budgeted.settle` is
-    `close_episodes` followed by the stopping test."""
-
-    def close_episodes(
-        self, stream: Key, state: State, inst: Instance, params: Params
-    ) -> tuple[State, Scalar]:
-        """`Budgeted.settle` without its stopping test: (state, whether an episode ended)."""
-        ...
-
-
-@runtime_checkable
-class Episodic(Rounds[State], Protocol[State, Params]):
-    """Capability of an algorithm whose pulls up to the next episode end are fixed without
-    observations (Appendix H): trials enrol them as a cohort, and the engine simulates it
-    episode by episode.
-
-    Attributes:
-        episodes: ``"per_arm"`` (an episode per arm) or ``"global"`` (one for all arms); it
-            decides the bound on the rounds of adaptivity (Appendix H).
-    """
-
-    episodes: str
-
-    def plan(self, state: State, params: Params, max_len: int) -> tuple[jax.Array, Scalar]:
-        """(arms, length): the pulls up to the next episode end, fixed without observations
-        (docs/semantics.md §19); int32 ``(max_len,)`` arms (−1 past ``length``)."""
-        ...
-
-    def per_episode(self) -> Budgeted[State, Params]:
-        """The same algorithm simulated episode by episode, with the same law of (τ, â, C)
-        (docs/semantics.md §25); it is an `Algorithm`, `Rounds` and `Budgeted`."""
-        ...
-
-
 def protocol_members(protocol: type) -> frozenset[str]:
     """The public members a protocol declares, with those of the protocols it extends.
 
     Example:
-        >>> sorted(protocol_members(Rounds))
-        ['rounds']
+        >>> sorted(protocol_members(ArmSums))
+        ['sample_arm_sum']
     """
     names: set[str] = set()
     for cls in protocol.__mro__:

@@ -1,0 +1,468 @@
+"""The rows of the privacy audit: neighbouring inputs, planted bugs and the command line.
+
+The package docstring (`experiments.audit`) describes what is audited and how.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import functools
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxbai
+from jaxbai import audit, dpse, mechanisms
+from jaxbai.arrays import compensated, kahan_add
+from jaxbai.base import Mechanism
+from jaxbai.estimators import DAF
+from jaxbai.trial import secure_noise
+
+__all__ = [
+    "EPSILONS",
+    "MECHANISMS",
+    "PARTICIPANT_MECHANISMS",
+    "REMEMBERING_HORIZON",
+    "TOPTWO_HORIZON",
+    "Overspending",
+    "RememberingDAF",
+    "Row",
+    "audit_row",
+    "dpse_tables",
+    "half_scale_laplace",
+    "main",
+    "remembering_adap_tt",
+    "remembering_tables",
+    "rows",
+    "toptwo_tables",
+    "tripled_randomised_response",
+]
+
+EPSILONS = (0.1, 0.5, 1.0, 2.0)
+PARTICIPANT_MECHANISMS: tuple[Mechanism, ...] = (
+    mechanisms.RandomisedResponse(),
+    mechanisms.GaussianNoise(),
+    mechanisms.LaplaceNoise(),
+)
+"""The participant-side mechanisms audited on their own (the Gaussian at its default γ)."""
+TOPTWO_HORIZON = 16
+REMEMBERING_HORIZON = 64
+_DPSE_TAIL = 4.0
+_HOST_FRACTION = 50
+"""Host-side mechanisms draw samples/50 (a Python loop per sample)."""
+_DPSE_FRACTION = 10
+"""DP-SE's epoch release draws samples/10 (each sample sums a whole table)."""
+
+
+# --- neighbouring inputs ---------------------------------------------------------------------
+def toptwo_tables(horizon: int = TOPTWO_HORIZON) -> tuple[np.ndarray, np.ndarray]:
+    """Two arms, every reward 0; the neighbour gives participant 0 (arm 0's first pull) 1."""
+    table = np.zeros((horizon, 2))
+    table_prime = table.copy()
+    table_prime[0, 0] = 1.0
+    return table, table_prime
+
+
+def remembering_tables(horizon: int = REMEMBERING_HORIZON) -> tuple[np.ndarray, np.ndarray]:
+    """Two arms, every reward ½; participant 0 (arm 0's first pull) has 0, against 1. Both
+    arms' all-time means stay close, so arm 0's releases keep deciding the pulls."""
+    table = np.full((horizon, 2), 0.5)
+    table[0, 0] = 0.0
+    table_prime = table.copy()
+    table_prime[0, 0] = 1.0
+    return table, table_prime
+
+
+def dpse_tables(
+    epsilon: float, risk: float = 0.01, horizon: int | None = None
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """DP-SE's tables at ε (module docstring) and the horizon 2R₁ (or ``horizon`` if larger).
+
+    Round-robin from sample 0 gives arm 0 the even rows and arm 1 the odd ones; every row
+    holds (v, 0), row 0 holds (0, 0) against (1, 0).
+
+    Example:
+        >>> table, table_prime, horizon = dpse_tables(1.0)
+        >>> horizon, float(table_prime[0, 0] - table[0, 0])
+        (1890, 1.0)
+    """
+    constants = dpse.epoch_constants(2, 1, risk, epsilon)
+    pulls = int(constants.pulls_per_arm)
+    threshold = 2 * (float(constants.h) + float(constants.c))
+    scale = 1.0 / (epsilon * pulls)
+    value = pulls * (threshold - _DPSE_TAIL * scale) / (pulls - 1)
+    horizon = max(2 * pulls, horizon or 0)
+    table = np.zeros((horizon, 2))
+    table[1:, 0] = value
+    table_prime = table.copy()
+    table_prime[0, 0] = 1.0
+    return table, table_prime, horizon
+
+
+# --- mechanisms ------------------------------------------------------------------------------
+class _Case(NamedTuple):
+    mechanism: audit.Mechanism
+    x: Any
+    x_prime: Any
+    delta: float
+    fraction: int = 1
+    """The audit draws samples/fraction (host-side and whole-table mechanisms are slow)."""
+
+
+def _daf_release(epsilon: float) -> _Case:
+    alg = jaxbai.adap_tt()
+    params = alg.params(epsilon=epsilon)
+
+    def mechanism(key, rewards):
+        state = alg.init(jax.random.key(0), params, 2)
+        for i in range(8):
+            state = alg.update(jax.random.fold_in(key, i), state, 0, rewards[i], params)
+        return state.means[0]
+
+    rewards = jnp.zeros(8)
+    return _Case(mechanism, rewards, rewards.at[4].set(1.0), 0.0)
+
+
+def _dpse_release(epsilon: float) -> _Case:
+    alg = jaxbai.dp_se()
+    params = alg.params(epsilon=epsilon)
+    table, table_prime, _ = dpse_tables(epsilon)
+
+    def mechanism(key, rows):
+        state = alg.init(jax.random.key(0), params, 2)
+        return alg.step(key, state, jaxbai.instances.reward_table(rows), params).means
+
+    return _Case(mechanism, table, table_prime, 0.0, _DPSE_FRACTION)
+
+
+def _scalar(mechanism: Callable, delta: float = 0.0, fraction: int = 1) -> _Case:
+    return _Case(mechanism, 0.0, 1.0, delta, fraction)
+
+
+def _delta(mechanism: Mechanism) -> float:
+    """The δ a participant mechanism is audited with: its γ, or 0 for pure ε-DP."""
+    return 0.0 if mechanism.gamma is None else mechanism.gamma
+
+
+def _simulated(mechanism: Mechanism, epsilon: float) -> _Case:
+    """A participant mechanism's simulation sampler (`jaxbai.mechanisms.sample`) on the rewards
+    0 against 1 (sensitivity 1)."""
+    return _scalar(lambda key, x: mechanisms.sample(mechanism, key, x, epsilon), _delta(mechanism))
+
+
+def _secure(mechanism: Mechanism, epsilon: float) -> _Case:
+    """A participant mechanism's real trials' sampler, on the host with seeded uniforms."""
+    sampler = audit.host_mechanism(lambda x, u: mechanism.secure_privatize(float(x), epsilon, u))
+    return _scalar(sampler, _delta(mechanism), _HOST_FRACTION)
+
+
+MECHANISMS: dict[str, Callable[[float], _Case]] = {
+    **{m.name: functools.partial(_simulated, m) for m in PARTICIPANT_MECHANISMS},
+    "daf_release": _daf_release,
+    "dpse_release": _dpse_release,
+    "secure_snapped_laplace": lambda eps: _scalar(
+        audit.host_mechanism(lambda x, u: secure_noise.release_mean(Fraction(float(x)), 1, eps, u)),
+        fraction=_HOST_FRACTION,
+    ),
+    **{f"secure {m.name}": functools.partial(_secure, m) for m in PARTICIPANT_MECHANISMS},
+}
+"""Row name → (claimed ε → the mechanism and its neighbouring inputs)."""
+
+
+# --- planted bugs ----------------------------------------------------------------------------
+def half_scale_laplace(epsilon: float) -> audit.Mechanism:
+    """Planted bug: claims ε but adds Lap(1/(2ε)), so it is 2ε-DP."""
+    return lambda key, x: x + mechanisms.laplace(key, 0.5 / epsilon)
+
+
+def tripled_randomised_response(epsilon: float) -> audit.Mechanism:
+    """Planted bug: claims ε but runs randomised response at 3ε."""
+    return lambda key, x: mechanisms.randomised_response(key, x, 3.0 * epsilon)
+
+
+@dataclasses.dataclass(frozen=True)
+class Overspending:
+    """Planted bug, written as a user would: a wrapper that satisfies `jaxbai.base.Algorithm`
+    by delegating to ``inner``, but quietly runs it at ``factor`` × the ε it is given."""
+
+    inner: Any
+    factor: float = 8.0
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def info(self) -> jaxbai.AlgorithmInfo:
+        return self.inner.info
+
+    def params(self, epsilon: Any = None, delta: Any = 0.01) -> Any:
+        return self.inner.params(epsilon=self.factor * epsilon, delta=delta)
+
+    def init(self, key, params, num_arms):
+        return self.inner.init(key, params, num_arms)
+
+    def select(self, state, params):
+        return self.inner.select(state, params)
+
+    def privatize(self, key, reward, params):
+        return self.inner.privatize(key, reward, params)
+
+    def update(self, key, state, arm, z, params):
+        return self.inner.update(key, state, arm, z, params)
+
+    def stopping(self, state, params):
+        return self.inner.stopping(state, params)
+
+    def step(self, key, state, inst, params):
+        return self.inner.step(key, state, inst, params)
+
+
+@dataclasses.dataclass(frozen=True)
+class RememberingDAF(DAF):
+    """Planted bug: DAF (Alg. 5) without forgetting. At the end of a phase it releases the mean
+    of **all** the arm's rewards plus Lap(1/(εÑ)) (Ñ the phase length, as DAF): a participant
+    then enters every later release of her arm, each ε/2-DP, so ε grows with the phases."""
+
+    def observe(self, u, key, estimate, counts, pulled, z, params, release=None):
+        del release
+        sums, error = kahan_add(estimate.sums, estimate.sums_error, pulled, z)
+        due = self.ended(estimate, counts)
+        local = self.episode_pulls(estimate, counts)
+        means = compensated(sums, error) / jnp.maximum(counts, 1)
+        noisy = means + self._noise(u, key, 1.0 / (params.epsilon * jnp.maximum(local, 1)))
+        return estimate._replace(
+            sums=sums,
+            sums_error=error,
+            means=jnp.where(due, noisy, estimate.means),
+            local_counts=jnp.where(due, local, estimate.local_counts),
+            phase_start=jnp.where(due, counts, estimate.phase_start),
+            phases=estimate.phases + due,
+        )
+
+
+def remembering_adap_tt() -> Any:
+    """AdaP-TT with `RememberingDAF` (a planted bug)."""
+    return dataclasses.replace(
+        jaxbai.adap_tt(), name="adap_tt_remembering", estimator=RememberingDAF()
+    )
+
+
+# --- rows ------------------------------------------------------------------------------------
+class Row(NamedTuple):
+    """One line of the table: what was audited and how."""
+
+    name: str
+    kind: str  # "mechanism", "local algorithm", "global algorithm", "planted bug"
+    run: Callable[[float, int, int, int, str | None], audit.AuditResult]
+    """(ε, samples, runs, seed, device) → result."""
+
+
+def _mechanism_row(name: str, case: Callable[[float], _Case], kind: str = "mechanism") -> Row:
+    def run(eps, samples, runs, seed, device):
+        del runs
+        made = case(eps)
+        size = max(2, samples // made.fraction)
+        return audit.audit_mechanism(
+            made.mechanism, made.x, made.x_prime, eps, samples=size, seed=seed,
+            delta=made.delta, device=device,
+        )  # fmt: skip
+
+    return Row(name, kind, run)
+
+
+Design = Callable[[float], tuple[np.ndarray, np.ndarray, int]]
+"""ε → (table, neighbouring table, horizon)."""
+
+
+def _toptwo_design(epsilon: float) -> tuple[np.ndarray, np.ndarray, int]:
+    del epsilon
+    return (*toptwo_tables(), TOPTWO_HORIZON)
+
+
+def _dpse_design(epsilon: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """DP-SE's tables with one horizon (the largest 2R₁ of `EPSILONS`) for every ε, so that
+    one compiled program serves the whole row."""
+    return dpse_tables(epsilon, horizon=max(dpse_tables(eps)[2] for eps in EPSILONS))
+
+
+def _remembering_design(epsilon: float) -> tuple[np.ndarray, np.ndarray, int]:
+    del epsilon
+    return (*remembering_tables(), REMEMBERING_HORIZON)
+
+
+def _algorithm_row(name: str, alg: Any, design: Design, kind: str = "global algorithm") -> Row:
+    def run(eps, samples, runs, seed, device):
+        del samples
+        table, table_prime, horizon = design(eps)
+        return audit.audit_algorithm(
+            alg, eps, table, table_prime, runs=runs, seed=seed, horizon=horizon, device=device
+        )
+
+    return Row(name, kind, run)
+
+
+def rows(planted: bool = False) -> list[Row]:
+    """The table's rows: mechanisms, then every registered private algorithm; with
+    ``planted``, the planted bugs instead."""
+    if planted:
+        return [
+            Row("laplace at half scale", "planted bug", _planted_mechanism(half_scale_laplace)),
+            Row(
+                "randomised response at 3ε",
+                "planted bug",
+                _planted_mechanism(tripled_randomised_response),
+            ),
+            _algorithm_row(
+                "adap_tt at 8ε", Overspending(jaxbai.adap_tt()), _toptwo_design, "planted bug"
+            ),
+            _algorithm_row(
+                "adap_tt remembering", remembering_adap_tt(), _remembering_design, "planted bug"
+            ),
+        ]
+    out = [_mechanism_row(name, case) for name, case in MECHANISMS.items()]
+    for name, entry in jaxbai.ALGORITHMS.items():
+        alg = entry()
+        mechanism = alg.info.participant_mechanism
+        if mechanism is not None:
+            case = functools.partial(_simulated, mechanism)
+            out.append(_mechanism_row(f"{name} (at {mechanism.name})", case, "local algorithm"))
+        elif alg.info.privacy == "global":
+            design = _dpse_design if isinstance(alg, jaxbai.DPSE) else _toptwo_design
+            out.append(_algorithm_row(name, alg, design))
+    return out
+
+
+def _planted_mechanism(factory: Callable[[float], audit.Mechanism]):
+    def run(eps, samples, runs, seed, device):
+        del runs
+        return audit.audit_mechanism(
+            factory(eps), 0.0, 1.0, eps, samples=samples, seed=seed, device=device
+        )
+
+    return run
+
+
+def audit_row(row: Row, epsilon: float, samples: int, runs: int, seed: int, device=None) -> dict:
+    """One audit as a table record (with its wall time)."""
+    start = time.perf_counter()
+    res = row.run(epsilon, samples, runs, seed, device)
+    return {
+        "name": row.name,
+        "kind": row.kind,
+        "epsilon": epsilon,
+        "epsilon_lower": round(res.epsilon_lower, 4),
+        "confidence": res.confidence,
+        "delta": res.delta,
+        "event": res.event,
+        "p": res.p,
+        "p_prime": res.p_prime,
+        "samples": res.samples,
+        "violation": res.violation,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+
+
+# --- output ----------------------------------------------------------------------------------
+def markdown(records: Sequence[dict]) -> str:
+    """The table as Markdown: one line per (row, ε)."""
+    lines = [
+        "| audited | kind | ε | ε_lower (95%) | event | samples/runs per input |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in records:
+        flag = " **violation**" if r["violation"] else ""
+        lines.append(
+            f"| {r['name']} | {r['kind']} | {r['epsilon']:g} | {r['epsilon_lower']:.3f}{flag} "
+            f"| {r['event']} | {r['samples']:,} |"
+        )
+    return "\n".join(lines)
+
+
+def plot(records: Sequence[dict], path: str) -> None:
+    """ε_lower against the claimed ε, a panel per kind of row (local algorithms are left out:
+    their rows repeat their participant mechanism's), with the diagonal ε_lower = ε."""
+    from matplotlib.figure import Figure
+
+    kinds = [k for k in dict.fromkeys(r["kind"] for r in records) if k != "local algorithm"]
+    fig = Figure(figsize=(5.5 * len(kinds), 4.5))
+    axes = np.atleast_1d(fig.subplots(1, len(kinds), sharey=True))
+    top = max(r["epsilon"] for r in records)
+    for ax, kind in zip(axes, kinds, strict=True):
+        mine = [r for r in records if r["kind"] == kind]
+        for name in dict.fromkeys(r["name"] for r in mine):
+            line = [r for r in mine if r["name"] == name]
+            xs, ys = [r["epsilon"] for r in line], [r["epsilon_lower"] for r in line]
+            ax.plot(xs, ys, "o-", label=name)
+        ax.plot([0, top], [0, top], "k--", lw=1, label="ε_lower = ε")
+        ax.set_title(f"{kind}s")
+        ax.set_xlabel("claimed ε")
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("certified ε_lower (95%)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def _configure_devices(device: str | None) -> None:
+    """Every CPU core as a JAX device (before JAX starts a backend), as the other CLIs do."""
+    if device != "gpu" and "XLA_FLAGS" not in os.environ:
+        os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={os.cpu_count()}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the audit table (or the planted bugs) and write it under ``--out``."""
+    parser = argparse.ArgumentParser(prog="python -m experiments.audit", description=_package_doc())
+    parser.add_argument("--runs", type=int, default=100_000, help="runs per table (algorithms)")
+    parser.add_argument("--samples", type=int, default=1_000_000, help="samples per input")
+    parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
+    parser.add_argument("--planted", action="store_true", help="audit the planted bugs")
+    parser.add_argument("--device", choices=("cpu", "gpu"), default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=os.path.join("results", "audit"))
+    args = parser.parse_args(argv)
+    if args.runs < 2 or args.samples < 2 or min(args.epsilons) <= 0:
+        parser.error("--runs and --samples must be >= 2 and every epsilon > 0")
+    _configure_devices(args.device)
+    start = time.perf_counter()
+    records = []
+    for row in rows(args.planted):
+        for eps in args.epsilons:
+            record = audit_row(row, eps, args.samples, args.runs, args.seed, args.device)
+            records.append(record)
+            print(
+                f"{row.name:40s} ε={eps:<4g} ε_lower={record['epsilon_lower']:.3f}"
+                f"  {record['event']}  ({record['seconds']} s)",
+                flush=True,
+            )
+    wall = time.perf_counter() - start
+    os.makedirs(args.out, exist_ok=True)
+    name = "planted" if args.planted else "audit"
+    with open(os.path.join(args.out, f"{name}.csv"), "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(records[0]))
+        writer.writeheader()
+        writer.writerows(records)
+    meta = {"argv": list(argv or sys.argv[1:]), "wall_s": round(wall, 1), "jax": jax.__version__}
+    meta["devices"] = [str(d) for d in jax.devices()]
+    with open(os.path.join(args.out, f"{name}.json"), "w") as fh:
+        json.dump(meta, fh, indent=2)
+    plot(records, os.path.join(args.out, f"{name}.png"))
+    print(markdown(records))
+    print(f"wall time {wall:.0f} s on {len(jax.devices())} device(s); written to {args.out}")
+    return 1 if any(r["violation"] for r in records if r["kind"] != "planted bug") else 0
+
+
+def _package_doc() -> str:
+    """The package docstring: the command's description."""
+    from experiments import audit as package
+
+    return package.__doc__ or ""

@@ -1,0 +1,84 @@
+"""The contracts of jaxbai: a small core per component, and capabilities on top.
+
+`typing.Protocol`s: a class satisfies one by having its members, without inheriting, and no
+caller in jaxbai (engine, `jaxbai.simulate`, `jaxbai.trial`, experiments) uses a member that a
+protocol does not declare. What is optional is a *capability*, a protocol of its own that
+callers test for with ``isinstance(obj, Capability)``:
+
+* `Algorithm` — plus `Rounds` (rounds of adaptivity), `Releasing` (hands its global-DP releases
+  to the caller; trials need it), `Episodic` (plans its pulls up to the next episode end,
+  Appendix H), `Budgeted` (an engine step draws many samples at once) and `ReportsSamples`
+  (reports a stopping time other than the samples drawn, as published code may);
+* `Instance` — plus `ArmSums` (one arm's reward sum drawn exactly in O(1));
+* `Estimator` (the means of a Top Two algorithm) — plus `ReleasingEstimator` and
+  `EpisodicEstimator`;
+* `Mechanism` (the participant-side mechanism of a local-DP estimator, for simulations, real
+  trials and audits).
+
+They are generic in their state and parameter types (``Algorithm[State, Params]``), pytrees the
+component defines: an algorithm's state has the members of `RunState`, an estimator's those of
+`Estimate`. K is the number of arms (static); the shape aliases below are `jax.Array`s; counts
+are int32, means and rewards float32. ``docs/semantics.md §N`` fixes what the paper leaves open.
+"""
+
+from jaxbai.base.algorithms import (
+    Algorithm,
+    Budgeted,
+    Episodic,
+    Releasing,
+    ReportsSamples,
+    Rounds,
+    RunState,
+    SeparableSettle,
+    SeparableStopping,
+)
+from jaxbai.base.components import (
+    PRIVACY_MODELS,
+    AlgorithmInfo,
+    AllocationTarget,
+    ArmSums,
+    AsymptoticBound,
+    EpisodicEstimator,
+    Estimate,
+    Estimator,
+    Instance,
+    Key,
+    Mask,
+    Mechanism,
+    PerArm,
+    Release,
+    ReleasingEstimator,
+    Scalar,
+    missing_members,
+    protocol_members,
+)
+
+__all__ = [
+    "PRIVACY_MODELS",
+    "Algorithm",
+    "AlgorithmInfo",
+    "AllocationTarget",
+    "ArmSums",
+    "AsymptoticBound",
+    "Budgeted",
+    "Episodic",
+    "EpisodicEstimator",
+    "Estimate",
+    "Estimator",
+    "Instance",
+    "Key",
+    "Mask",
+    "Mechanism",
+    "PerArm",
+    "Release",
+    "Releasing",
+    "ReleasingEstimator",
+    "ReportsSamples",
+    "Rounds",
+    "RunState",
+    "Scalar",
+    "SeparableSettle",
+    "SeparableStopping",
+    "missing_members",
+    "protocol_members",
+]

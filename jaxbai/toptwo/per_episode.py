@@ -1,0 +1,172 @@
+"""`PerEpisode`: an `jaxbai.toptwo.EpisodicTopTwo` simulated episode by episode.
+
+The per-episode path of the engine (docs/semantics.md §25): between episode ends the pulls do
+not depend on the rewards, so each ending arm's reward sum is drawn at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jaxbai import checks
+from jaxbai.arrays import tree_where, uniforms_from_key
+from jaxbai.base import AlgorithmInfo, Instance, Key, Scalar
+from jaxbai.toptwo.driver import PULLS_PER_STEP, EpisodicTopTwo
+from jaxbai.toptwo.state import TopTwoParams, TopTwoState
+
+__all__ = ["PerEpisode"]
+
+
+@dataclasses.dataclass(frozen=True)
+class PerEpisode:
+    """An `EpisodicTopTwo` simulated episode by episode (docs/semantics.md §25).
+
+    Between episode ends the means, local counts and so the pulls and the GLR statistic do not
+    depend on the rewards. This counts planned pulls without rewards (`planned_pull`); at an
+    episode end it draws each ending arm's reward sum at once, closes the episode and tests
+    stopping (`settle`): thresholds are non-decreasing in n, so a run can only stop then. The
+    law of (τ, â, C) is the per-sample path's; the numbers are not (other draws). It satisfies
+    `jaxbai.base.Algorithm` (the algorithm's name, parameters and state), `jaxbai.base.Rounds`
+    and `jaxbai.base.Budgeted`.
+
+    Attributes:
+        algorithm: the episodic algorithm.
+        pulls: planned pulls per `budgeted_step`.
+    """
+
+    algorithm: EpisodicTopTwo
+    pulls: int = PULLS_PER_STEP
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.algorithm, EpisodicTopTwo):
+            raise ValueError(f"{self.algorithm.name} is not an EpisodicTopTwo")
+        if not isinstance(self.pulls, int) or self.pulls < 1:
+            raise ValueError(f"pulls must be a positive integer, got {self.pulls!r}")
+
+    @property
+    def name(self) -> str:
+        """The algorithm's name."""
+        return self.algorithm.name
+
+    @property
+    def info(self) -> AlgorithmInfo:
+        return self.algorithm.info
+
+    @property
+    def samples_per_step(self) -> int:
+        """At most this many samples per `budgeted_step` (the engine scales its chunks)."""
+        return self.pulls
+
+    def params(self, epsilon: ArrayLike | None = None, delta: ArrayLike = 0.01) -> TopTwoParams:
+        return self.algorithm.params(epsilon, delta)
+
+    def init(self, key: Key, params: TopTwoParams, num_arms: int) -> TopTwoState:
+        return self.algorithm.init(key, params, num_arms)
+
+    def select(self, state: TopTwoState, params: TopTwoParams) -> Scalar:
+        return self.algorithm.select(state, params)
+
+    def privatize(self, key: Key, reward: ArrayLike, params: TopTwoParams) -> Scalar:
+        return self.algorithm.privatize(key, reward, params)
+
+    def update(
+        self, key: Key, state: TopTwoState, arm: ArrayLike, z: ArrayLike, params: TopTwoParams
+    ) -> TopTwoState:
+        return self.algorithm.update(key, state, arm, z, params)
+
+    def stopping(self, state: TopTwoState, params: TopTwoParams) -> tuple[Scalar, Scalar]:
+        return self.algorithm.stopping(state, params)
+
+    def rounds(self, state: TopTwoState) -> Scalar:
+        return self.algorithm.rounds(state)
+
+    def planned_pull(
+        self, state: TopTwoState, params: TopTwoParams, max_samples: Scalar
+    ) -> TopTwoState:
+        """Count the next planned pull without drawing its reward; a no-op once stopped, at the
+        budget, or while an ended episode waits for its rewards."""
+        alg = self.algorithm
+        waiting = state.stopped | (state.n >= max_samples) | alg.episode_ended(state)
+        return tree_where(waiting, state, alg.planned_pull(state, params)[0])
+
+    def settle(
+        self,
+        stream: Key,
+        state: TopTwoState,
+        inst: Instance,
+        params: TopTwoParams,
+        max_samples: Scalar,
+    ) -> TopTwoState:
+        """`close_episodes`, then test stopping (Eq. 2) if an episode ended.
+
+        The stopping test runs only after an episode end and below the budget, as the
+        per-sample step would.
+        """
+        closed, ended = self.close_episodes(stream, state, inst, params)
+        stop, best = self.algorithm.stopping(closed, params)
+        stop = ended & stop & (closed.n < max_samples)
+        halted = closed._replace(stopped=jnp.bool_(True), recommendation=best)
+        return tree_where(stop, halted, closed)
+
+    def close_episodes(
+        self, stream: Key, state: TopTwoState, inst: Instance, params: TopTwoParams
+    ) -> tuple[TopTwoState, Scalar]:
+        """Draw the ended episodes' reward sums and close them: `settle` without its stopping
+        test (`jaxbai.base.SeparableSettle`, docs/semantics.md §31).
+
+        Each ending arm's sum covers its pulls since its episode started. Keyed by
+        ``fold_in(stream, n)``, the key the per-sample path gives step n. Returns the state
+        (unchanged if no episode ended) and whether one ended.
+        """
+        estimator = self.algorithm.estimator
+        key = jax.random.fold_in(stream, state.n)
+        due = estimator.ended(state.estimate, state.counts) & ~state.stopped
+        pulls = jnp.where(due, estimator.episode_pulls(state.estimate, state.counts), 0)
+        sums = self._episode_sums(jax.random.fold_in(key, 3), inst, due, pulls, state.n)
+        u_mechanism = uniforms_from_key(key)[1]
+        estimate = estimator.observe_sums(
+            u_mechanism, key, state.estimate, state.counts, due, sums, params
+        )
+        ended = jnp.any(due)
+        return tree_where(ended, state._replace(estimate=estimate), state), ended
+
+    def _episode_sums(
+        self, key: Key, inst: Instance, due: jax.Array, pulls: jax.Array, n: Scalar
+    ) -> jax.Array:
+        """Each due arm's reward sum over ``pulls`` pulls, float32 ``(K,)`` (0 elsewhere).
+
+        With per-arm episodes at most one arm is due at a time (the pulled one), so one scalar
+        draw replaces K: the draw is most of the cost of an episode end.
+        """
+        if self.algorithm.episodes == "global":
+            return inst.sample_sum(key, pulls, n)
+        arm = jnp.argmax(due)
+        return jnp.where(due, inst.sample_arm_sum(key, arm, jnp.sum(pulls)), 0.0)
+
+    def budgeted_step(
+        self,
+        stream: Key,
+        state: TopTwoState,
+        inst: Instance,
+        params: TopTwoParams,
+        max_samples: Scalar,
+    ) -> TopTwoState:
+        """Up to `pulls` planned pulls (never past ``max_samples`` or an episode end), then
+        `settle`. For one run (`jaxbai.engine.run_vmap`); the grid engine runs the pulls over
+        its whole lane pool, which keeps the pool's memory layout."""
+
+        def pull(_: int, s: TopTwoState) -> TopTwoState:
+            return self.planned_pull(s, params, max_samples)
+
+        state = jax.lax.fori_loop(0, self.pulls, pull, state)
+        return self.settle(stream, state, inst, params, max_samples)
+
+    def step(
+        self, key: Key, state: TopTwoState, inst: Instance, params: TopTwoParams
+    ) -> TopTwoState:
+        """`budgeted_step` without a budget, ``key`` as the stream (a fresh key per call)."""
+        return self.budgeted_step(key, state, inst, params, jnp.int32(checks.COUNT_MAX))
