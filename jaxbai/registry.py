@@ -33,7 +33,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from collections.abc import Callable, Iterator, Mapping
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from jaxbai import dpse, plugins, thresholds, toptwo
@@ -45,6 +46,7 @@ __all__ = [
     "AlgorithmEntry",
     "Registry",
     "Style",
+    "free_styles",
     "register",
     "unregister",
 ]
@@ -271,7 +273,7 @@ class Registry(Mapping[str, AlgorithmEntry]):
             paper = self.get_entry(published_code_of).style._replace(linestyle="--")
             style = style or paper
         others = {n: e for n, e in self._entries.items() if n != name}
-        style = style or _unused_style(e.style for e in others.values())
+        style = style or next(free_styles(e.style for e in others.values()))
         entry = _entry(name, factory, display_name or name, style, published_code_of)
         self._entries[name] = entry
         return entry
@@ -282,11 +284,12 @@ class Registry(Mapping[str, AlgorithmEntry]):
         del self._entries[name]
 
 
-def _unused_style(taken: Iterator[Style]) -> Style:
-    """The first style of `PALETTE` that no entry has (colour and marker)."""
+def free_styles(taken: Iterable[Style]) -> Iterator[Style]:
+    """The styles of `PALETTE` whose colour and marker none of ``taken`` has, in order; once
+    they run out, the palette again, from the position the taken styles reached."""
     used = {(s.color, s.marker) for s in taken}
-    free = [s for s in PALETTE if (s.color, s.marker) not in used]
-    return free[0] if free else PALETTE[len(used) % len(PALETTE)]
+    yield from (s for s in PALETTE if (s.color, s.marker) not in used)
+    yield from itertools.islice(itertools.cycle(PALETTE), len(used) % len(PALETTE), None)
 
 
 ALGORITHMS = Registry()

@@ -114,7 +114,7 @@ def test_a_replaced_component_loses_the_guarantee(component):
 
 def test_a_private_estimator_without_epsilon_is_refused():
     """A private algorithm can never run, nor be reported, as non-private."""
-    with pytest.raises(ValueError, match="needs ε"):
+    with pytest.raises(ValueError, match="local-DP algorithm takes ε"):
         dataclasses.replace(jaxbai.ttucb(), estimator=jaxbai.CTB())
 
 

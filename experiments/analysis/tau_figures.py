@@ -22,7 +22,7 @@ from experiments.analysis import overlay, results, rounds
 from experiments.analysis.results import Table
 from experiments.config import SweepConfig
 from experiments.config.specs import AlgorithmSpec, display_name, registry
-from jaxbai.registry import PALETTE, Style
+from jaxbai.registry import Style, free_styles
 
 __all__ = [
     "FigureSpec",
@@ -87,8 +87,8 @@ class Labels(NamedTuple):
 def styles(labels: Sequence[str], specs: Mapping[str, AlgorithmSpec]) -> dict[str, Style]:
     """The style of every algorithm label: a registry name run with no options has its entry's
     (`jaxbai.registry.AlgorithmEntry.style`); any other label (a variant with options, an
-    unregistered name) the next style of `jaxbai.registry.PALETTE` that no entry and no earlier
-    label has.
+    unregistered name) the next style that no entry and no earlier label has
+    (`jaxbai.registry.free_styles`).
 
     Examples:
         >>> from experiments.config.specs import AlgorithmSpec
@@ -103,8 +103,7 @@ def styles(labels: Sequence[str], specs: Mapping[str, AlgorithmSpec]) -> dict[st
         spec = specs.get(label)
         if label in entries and (spec is None or not spec.options):
             out[label] = entries[label].style
-    used = {(s.color, s.marker) for s in [*out.values(), *(e.style for e in entries.values())]}
-    free = iter([s for s in PALETTE if (s.color, s.marker) not in used] + list(PALETTE))
+    free = free_styles([*out.values(), *(e.style for e in entries.values())])
     for label in labels:
         if label not in out:
             out[label] = next(free)

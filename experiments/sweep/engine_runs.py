@@ -70,11 +70,11 @@ def _instance_rows(
     """The per-run rows of one instance's block of a grid result (order: ε, δ, run)."""
     jobs = res.jobs
     n = len(jobs.run[rows])
-    privacy = spec.build(sweep_config.threshold).info.privacy
+    alg = spec.build(sweep_config.threshold)
     counts = np.asarray(res.counts[rows], np.int64)
     return {
         "algorithm": np.full(n, spec.label, dtype=object),
-        "privacy": np.full(n, privacy, dtype=object),
+        "privacy": np.full(n, alg.info.privacy, dtype=object),
         "instance": np.full(n, instance.name, dtype=object),
         "means": np.full(n, results.format_means(instance.means), dtype=object),
         "K": np.full(n, instance.num_arms, np.int64),
@@ -89,7 +89,7 @@ def _instance_rows(
         "censored": np.asarray(res.censored[rows], bool),
         "rounds": np.asarray(res.rounds[rows], np.int64),
         "counts": results.format_counts(counts),
-        "reported_tau": reported_tau(spec.build(sweep_config.threshold), counts),
+        "reported_tau": reported_tau(alg, counts),
     }
 
 

@@ -120,12 +120,8 @@ class TopTwo:
         if episodic != isinstance(self, Episodic):
             kind = "EpisodicTopTwo" if episodic else "TopTwo"
             raise ValueError(f"{self.name}: {type(self.estimator).__name__} goes in a {kind}")
-        if self.estimator.privacy != "none" and not self.takes_epsilon:
-            raise ValueError(
-                f"{self.name}: its {self.estimator.privacy}-DP estimator needs ε "
-                "(takes_epsilon=True); at ε = ∞ its mechanism would publish raw rewards"
-            )
-        if mechanism is not None and isinstance(self, Episodic):
+        # `info` builds the AlgorithmInfo, which refuses a private algorithm that takes no ε.
+        if self.info.participant_mechanism is not None and isinstance(self, Episodic):
             raise ValueError(
                 f"{self.name}: an episodic algorithm plans pulls and may draw one reward sum per "
                 "episode, which a participant-side mechanism cannot privatise (use a TopTwo)"
