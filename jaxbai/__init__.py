@@ -11,7 +11,7 @@ from jaxbai._devices import use_cpu_cores  # sets the default CPU device count o
 from jaxbai.base import Algorithm, AlgorithmInfo, Estimator, Instance, Release
 from jaxbai.dpse import DPSE, DPSEParams, DPSEState, dp_se, dp_se_published
 from jaxbai.engine import GridResult, Jobs, grid_jobs, run_grid, run_vmap
-from jaxbai.estimators import CTB, DAF, DPA, MLE, GaussianMechanism
+from jaxbai.estimators import CTB, DAF, DPA, MLE, CumulativeLaplace, GaussianMechanism
 from jaxbai.instances import (
     PAPER_INSTANCES,
     Bernoulli,
@@ -35,6 +35,8 @@ from jaxbai.toptwo import (
     adap_tt_star,
     adap_tt_star_ratio,
     ctb_tt,
+    dp_tt,
+    eb_tci,
     gauss_ldp_tt,
     ttucb,
     ttucb_dpa,
@@ -55,6 +57,7 @@ __all__ = [
     "AlgorithmInfo",
     "Bernoulli",
     "Beta",
+    "CumulativeLaplace",
     "DPSEParams",
     "DPSEState",
     "EpisodicTopTwo",
@@ -83,6 +86,8 @@ __all__ = [
     "ctb_tt",
     "dp_se",
     "dp_se_published",
+    "dp_tt",
+    "eb_tci",
     "engine",
     "gauss_ldp_tt",
     "gaussian",

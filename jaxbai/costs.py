@@ -1,4 +1,5 @@
-"""Transportation costs W (Eq. 3, Eq. 13) and leader bonuses b (Eq. 3, Eq. 11).
+"""Transportation costs W (Eq. 3, Eq. 13, the Bernoulli-KL cost) and leader bonuses b (Eq. 3,
+Eq. 11).
 
 All functions are elementwise over arrays, so the driver evaluates them for one arm against
 every other arm at once.
@@ -10,12 +11,15 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
+from jaxbai.theory.divergences import kl_bernoulli
+
 __all__ = [
     "ALPHA_CONCENTRATION",
     "S_CONCENTRATION",
     "doubling_index",
     "gaussian_bonus",
     "gaussian_cost",
+    "kl_bernoulli_cost",
     "private_bonus",
     "private_cost",
 ]
@@ -60,6 +64,27 @@ def private_cost(
     gap = jnp.maximum(jnp.asarray(mu_a) - jnp.asarray(mu_b), 0.0)
     numerator = gap * jnp.minimum(jnp.asarray(epsilon) / 2, gap)
     return numerator / (2 * jnp.asarray(sigma2) * _inverse_weight(w_a, w_b))
+
+
+def kl_bernoulli_cost(
+    mu_a: ArrayLike, mu_b: ArrayLike, w_a: ArrayLike, w_b: ArrayLike
+) -> jax.Array:
+    """Bernoulli-KL transportation cost inf_x w_a kl(μ_a, x) + w_b kl(μ_b, x) for μ_a > μ_b
+    (0 otherwise), attained at the weighted mean x̄ = (w_a μ_a + w_b μ_b)/(w_a + w_b); means
+    in [0, 1]. EB-TCI's cost (Jourdan et al. 2022), the ε = ∞ case of C*_ε.
+
+    Example:
+        >>> import math
+        >>> kl = lambda p, q: p * math.log(p / q) + (1 - p) * math.log((1 - p) / (1 - q))
+        >>> exact = 10 * kl(0.9, 0.7) + 10 * kl(0.5, 0.7)  # x̄ = 0.7
+        >>> abs(float(kl_bernoulli_cost(0.9, 0.5, 10, 10)) - exact) < 1e-5
+        True
+    """
+    mu_a, mu_b = jnp.asarray(mu_a, jnp.float32), jnp.asarray(mu_b, jnp.float32)
+    w_a, w_b = jnp.asarray(w_a, jnp.float32), jnp.asarray(w_b, jnp.float32)
+    mean = jnp.clip((w_a * mu_a + w_b * mu_b) / jnp.maximum(w_a + w_b, 1e-30), mu_b, mu_a)
+    cost = w_a * kl_bernoulli(mu_a, mean) + w_b * kl_bernoulli(mu_b, mean)
+    return jnp.where(mu_a > mu_b, cost, 0.0)
 
 
 def gaussian_bonus(counts: ArrayLike, total: ArrayLike, sigma2: ArrayLike) -> jax.Array:

@@ -340,7 +340,7 @@ def unregister(name: str) -> None:
     ALGORITHMS.unregister(name)
 
 
-_PAPER = (
+_BUILT_IN = (
     ("ttucb", toptwo.ttucb, "TTUCB", Style("black", "s")),
     ("ctb_tt", toptwo.ctb_tt, "CTB-TT", Style("tab:blue", "o")),
     ("gauss_ldp_tt", toptwo.gauss_ldp_tt, "Gauss-LDP-TT", Style("tab:cyan", "v")),
@@ -368,13 +368,16 @@ _PAPER = (
     ),
     # A variant beyond the paper (docs/threshold-aware-challenger.md).
     ("adap_tt_star_ratio", toptwo.adap_tt_star_ratio, "AdaP-TT* (W/c challenger)", None),
+    # Jourdan & Azize (2025): DP-TT and its non-private reference (docs/dp-tt.md).
+    ("dp_tt", toptwo.dp_tt, "DP-TT", Style("crimson", "*")),
+    ("eb_tci", toptwo.eb_tci, "EB-TCI", Style("dimgray", "s", "--")),
 )
 _PUBLISHED_CODE = (
     ("ttucb_published", toptwo.ttucb_published, "TTUCB (published code)", "ttucb"),
     ("adap_tt_published", toptwo.adap_tt_published, "AdaP-TT (published code)", "adap_tt"),
     ("dp_se_published", dpse.dp_se_published, "DP-SE (published code)", "dp_se"),
 )
-for _name, _factory, _display, _style in _PAPER:
+for _name, _factory, _display, _style in _BUILT_IN:
     register(_name, _factory, _display, style=_style)
 for _name, _factory, _display, _paper in _PUBLISHED_CODE:
     register(_name, _factory, _display, published_code_of=_paper)

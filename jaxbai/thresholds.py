@@ -1,4 +1,5 @@
-"""Stopping thresholds: theory (Eq. 4, 12, 14 with Eq. 20) and heuristic (Remark 53) families.
+"""Stopping thresholds: theory (Eq. 4, 12, 14 with Eq. 20) and heuristic (Remark 53) families,
+and DP-TT's per-arm thresholds (Jourdan & Azize 2025).
 
 The theory thresholds need 𝒞_G (Eq. 20), a 1-D minimisation involving the Riemann ζ function.
 It is tabulated once on the host (float64) and evaluated in the step by linear interpolation,
@@ -22,6 +23,8 @@ __all__ = [
     "c_gaussian_threshold",
     "c_private_threshold",
     "c_tilde_private_threshold",
+    "dp_tt_heuristic_threshold",
+    "dp_tt_theory_threshold",
     "g_gaussian",
     "h_threshold",
     "heuristic_gaussian_threshold",
@@ -231,3 +234,41 @@ def heuristic_tilde_private_threshold(
     )
     gap = jnp.maximum(jnp.asarray(mu_a) - jnp.asarray(mu_b), 0.0)
     return jnp.where(gap >= eps / 2, high, low)
+
+
+def dp_tt_theory_threshold(counts: ArrayLike, delta: ArrayLike, epsilon: ArrayLike) -> jax.Array:
+    """DP-TT's per-arm threshold c(m, ε, δ) = log(1/δ) + log m · log(1 + εm / log m).
+
+    The form Jourdan & Azize (2025, arXiv 2510.17348) state δ-correctness for, read literally
+    (docs/semantics.md §34): the second term is 0 at m = 1 (its limit); it grows like
+    log m · log(εm) and has no finite limit as ε → ∞, so it is meant for finite ε. The stopping
+    rule compares a pair's cost with c(Ñ_a) + c(Ñ_b), so log(1/δ) enters twice, which also
+    covers the union over the K − 1 pairs while K − 1 ≤ 1/δ.
+
+    Example:
+        >>> import math
+        >>> m, eps, delta = 100.0, 1.0, 0.01
+        >>> exact = math.log(1 / delta) + math.log(m) * math.log(1 + eps * m / math.log(m))
+        >>> abs(float(dp_tt_theory_threshold(m, delta, eps)) - exact) < 1e-4
+        True
+    """
+    m = jnp.asarray(counts, jnp.float32)
+    log_m = jnp.log(jnp.maximum(m, 1.0))
+    grows = m > 1
+    growth = log_m * jnp.log1p(jnp.asarray(epsilon) * m / jnp.where(grows, log_m, 1.0))
+    return jnp.log(1 / jnp.asarray(delta)) + jnp.where(grows, growth, 0.0)
+
+
+def dp_tt_heuristic_threshold(counts: ArrayLike, delta: ArrayLike) -> jax.Array:
+    """DP-TT's heuristic per-arm threshold c(m, δ) = ½ log((1 + log m)/δ).
+
+    The Top Two literature's heuristic log((1 + log n)/δ) split evenly over the two arms of a
+    pair, each at its own count (docs/semantics.md §34): two arms of equal counts m give
+    log((1 + log m)/δ).
+
+    Example:
+        >>> round(float(dp_tt_heuristic_threshold(1.0, 0.01)), 6)  # ½ log(100)
+        2.302585
+    """
+    m = jnp.asarray(counts, jnp.float32)
+    return 0.5 * jnp.log((1 + jnp.log(m)) / jnp.asarray(delta))

@@ -54,10 +54,10 @@ Triton blocks must be; a pool of L lanes runs as L / BLOCK_LANES programs."""
 LOWERED_PRIMITIVES = frozenset(
     {
         "abs", "add", "and", "argmax", "argmin", "bitcast_convert_type", "broadcast_in_dim",
-        "closed_call", "concatenate", "cond", "convert_element_type", "div", "eq", "exp",
-        "ge", "gt", "integer_pow", "iota", "jit", "le", "log", "log1p", "logistic", "lt",
-        "max", "min", "mul", "ne", "neg", "not", "or", "pow", "reduce_max", "reduce_min",
-        "reduce_sum", "rem", "rsqrt", "scan", "select_n", "shift_left",
+        "closed_call", "concatenate", "cond", "convert_element_type", "custom_jvp_call", "div",
+        "eq", "exp", "expm1", "ge", "gt", "integer_pow", "iota", "jit", "le", "log", "log1p",
+        "logistic", "lt", "max", "min", "mul", "ne", "neg", "not", "or", "pow", "reduce_max",
+        "reduce_min", "reduce_sum", "rem", "rsqrt", "scan", "select_n", "shift_left",
         "shift_right_logical", "split", "sqrt", "square", "squeeze", "stack", "sub",
         "transpose", "while", "xor",
     }

@@ -226,6 +226,7 @@ def t_star_dp(
     means: ArrayLike,
     epsilon: ArrayLike,
     *,
+    beta: ArrayLike | None = None,
     tol: float = 1e-5,
     max_steps: int = 3000,
     return_info: bool = False,
@@ -242,6 +243,7 @@ def t_star_dp(
         means: Bernoulli means, shape (..., K), in [0, 1], with a unique best arm.
         epsilon: privacy budget ε > 0 (``inf`` allowed), broadcast against the batch shape
             (one ε or an array of them).
+        beta: if given, the β-characteristic time T*_{ε,β} with ω_{a*} = β (as in `t_star`).
         tol: certified relative accuracy at which the solver stops (as in `t_star`).
         max_steps: optax step budget.
         return_info: also return a `SolverInfo` with the certified accuracy.
@@ -258,7 +260,9 @@ def t_star_dp(
     """
     _check_means(means, bernoulli=True)
     _check_positive("epsilon", epsilon)
-    time, omega, info = _run("private", means, epsilon=epsilon, tol=tol, max_steps=max_steps)
+    time, omega, info = _run(
+        "private", means, epsilon=epsilon, beta=beta, tol=tol, max_steps=max_steps
+    )
     return (time, omega, info) if return_info else (time, omega)
 
 

@@ -1,14 +1,19 @@
-"""The Top Two meta-algorithm (Alg. 1) and its instances (Table 1, Alg. 6–10).
+"""The Top Two meta-algorithm (Alg. 1) and its instances (Table 1, Alg. 6–10; DP-TT, EB-TCI).
 
 One driver, `TopTwo` (or `EpisodicTopTwo` for an episodic estimator), is assembled from small
 components, in the style of optax:
 
-* an estimator (`jaxbai.estimators`): MLE, CTB, Gaussian mechanism, DAF or DPA;
-* a transportation cost ``cost(mu_a, mu_b, w_a, w_b, params)``: W^G (Eq. 3) or W^{G,ε} (Eq. 13);
-* a leader bonus ``bonus(state, params) -> (K,)``: b^G (Eq. 3) or b^{G,ε} (Eq. 11);
+* an estimator (`jaxbai.estimators`): MLE, CTB, Gaussian mechanism, DAF, DPA or DP-TT's
+  `jaxbai.estimators.CumulativeLaplace`;
+* a transportation cost ``cost(mu_a, mu_b, w_a, w_b, params)``: W^G (Eq. 3), W^{G,ε} (Eq. 13),
+  the Bernoulli-KL cost or DP-TT's C*_ε;
+* a leader ``leader_rule(alg, state, params) -> arm`` (UCB by default; the empirical best in
+  DP-TT and EB-TCI) and its bonus ``bonus(state, params) -> (K,)``: b^G (Eq. 3) or b^{G,ε}
+  (Eq. 11);
 * a stopping threshold ``threshold(mu_a, mu_b, w_a, w_b, n, num_arms, params)``;
 * a challenger rule ``challenger(alg, state, leader, params) -> arm`` (TC challenger by default;
-  `threshold_aware_challenger`, a variant beyond the paper, in `adap_tt_star_ratio`),
+  `threshold_aware_challenger`, a variant beyond the paper, in `adap_tt_star_ratio`; the TCI
+  challenger in DP-TT and EB-TCI),
   a proportion ``tracking_beta(alg, state, leader, challenger, params) -> β`` (fixed β by
   default, so a user can plug in e.g. an IDS-style adaptive β) and the rule that uses it,
   ``tracking(state, β)`` (β-tracking by default; a β-coin in the published code's variants);
@@ -16,7 +21,8 @@ components, in the style of optax:
   and a tie rule ``ties`` (per-run random priority, or the lowest index).
 
 `jaxbai.toptwo.published` rebuilds the published code's TTUCB and AdaP-TT from such components
-(docs/published-code.md).
+(docs/published-code.md); `jaxbai.toptwo.dp_tt_components` holds DP-TT's and EB-TCI's
+(docs/dp-tt.md).
 
 Every component is a plain function of arrays; swap one with `dataclasses.replace`.
 
@@ -29,7 +35,7 @@ recommendation. Ties in every argmax/argmin are broken by a per-run random arm p
 `init` (``ties="random"``), so results are invariant in distribution to permuting the arms.
 """
 
-from jaxbai.toptwo import guarantees, published
+from jaxbai.toptwo import dp_tt_components, guarantees, published
 from jaxbai.toptwo.components import (
     beta_tracking,
     bonus_gaussian,
@@ -56,6 +62,7 @@ from jaxbai.toptwo.components import (
     threshold_tilde_heuristic,
     threshold_tilde_theory,
     transportation_cost_challenger,
+    ucb_leader,
 )
 from jaxbai.toptwo.driver import TIE_RULES, EpisodicTopTwo, TopTwo
 from jaxbai.toptwo.factories import (
@@ -63,6 +70,8 @@ from jaxbai.toptwo.factories import (
     adap_tt_star,
     adap_tt_star_ratio,
     ctb_tt,
+    dp_tt,
+    eb_tci,
     gauss_ldp_tt,
     ttucb,
     ttucb_dpa,
@@ -92,6 +101,9 @@ __all__ = [
     "cost_gaussian",
     "cost_private",
     "ctb_tt",
+    "dp_tt",
+    "dp_tt_components",
+    "eb_tci",
     "fixed_beta",
     "gauss_ldp_tt",
     "glr_pair",
@@ -114,4 +126,5 @@ __all__ = [
     "ttucb",
     "ttucb_dpa",
     "ttucb_published",
+    "ucb_leader",
 ]

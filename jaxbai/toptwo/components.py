@@ -1,9 +1,10 @@
-"""Top Two components: costs, leader bonuses, thresholds, challenger, β, tracking, stopping.
+"""Top Two components: costs, leaders and their bonuses, thresholds, challenger, β, tracking,
+stopping.
 
 Each is a plain function of arrays satisfying one of the protocols below (`Cost`, `Bonus`,
-`Threshold`, `Challenger`, `TrackingBeta`, `Tracking`, `StoppingRule`); swap one into an
-algorithm with `dataclasses.replace`. The components of the paper's published code are in
-`jaxbai.toptwo.published`.
+`Leader`, `Threshold`, `Challenger`, `TrackingBeta`, `Tracking`, `StoppingRule`); swap one into
+an algorithm with `dataclasses.replace`. The components of the paper's published code are in
+`jaxbai.toptwo.published`, those of DP-TT and EB-TCI in `jaxbai.toptwo.dp_tt_components`.
 
 Every component runs traced, inside `jaxbai.toptwo.TopTwo.select` and `step`, and is a function
 of the state: the pull a trial is told (`select`) must be the pull the engine makes. A
@@ -28,6 +29,7 @@ __all__ = [
     "Bonus",
     "Challenger",
     "Cost",
+    "Leader",
     "StoppingRule",
     "Threshold",
     "Tracking",
@@ -57,6 +59,7 @@ __all__ = [
     "threshold_tilde_heuristic",
     "threshold_tilde_theory",
     "transportation_cost_challenger",
+    "ucb_leader",
 ]
 
 
@@ -80,6 +83,16 @@ class Bonus(Protocol):
     """
 
     def __call__(self, state: TopTwoState, params: TopTwoParams) -> PerArm: ...
+
+
+class Leader(Protocol):
+    """Leader rule: the arm B of Alg. 1, line 8 (`ucb_leader` by default).
+
+    Args: ``alg`` (the `jaxbai.toptwo.TopTwo`, for its bonus and `argmax`), ``state``,
+    ``params``. Returns the int32 scalar B.
+    """
+
+    def __call__(self, alg: Any, state: TopTwoState, params: TopTwoParams) -> Scalar: ...
 
 
 class Threshold(Protocol):
@@ -176,6 +189,11 @@ def step_key(state: TopTwoState) -> jax.Array:
 
 
 # ----------------------------------------------------------------------------- the components
+def ucb_leader(alg: Any, state: TopTwoState, params: TopTwoParams) -> Scalar:
+    """UCB leader B = argmax_a μ̃_a + b_a with the algorithm's bonus (Alg. 1, line 8)."""
+    return alg.argmax(state.means + alg.bonus(state, params), state)
+
+
 def cost_gaussian(mu_a, mu_b, w_a, w_b, params: TopTwoParams) -> jax.Array:
     """W^G (Eq. 3) with the algorithm's σ²."""
     return costs.gaussian_cost(mu_a, mu_b, w_a, w_b, params.sigma2)

@@ -35,6 +35,7 @@ from jaxbai.toptwo.components import (
     Bonus,
     Challenger,
     Cost,
+    Leader,
     StoppingRule,
     Threshold,
     Tracking,
@@ -43,6 +44,7 @@ from jaxbai.toptwo.components import (
     fixed_beta,
     glr_stopping,
     transportation_cost_challenger,
+    ucb_leader,
 )
 from jaxbai.toptwo.guarantees import Guarantee
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
@@ -86,6 +88,8 @@ class TopTwo:
     tracking_beta: TrackingBeta = fixed_beta
     tracking: Tracking = beta_tracking
     stopping_rule: StoppingRule = glr_stopping
+    leader_rule: Leader = ucb_leader
+    """The leader (Alg. 1, line 8): the UCB leader with `bonus` by default."""
     ties: str = "random"
     """One of `TIE_RULES`."""
     beta: float = 0.5
@@ -225,8 +229,8 @@ class TopTwo:
         return argmax_random_ties(values, state.priority)
 
     def leader(self, state: TopTwoState, params: TopTwoParams) -> Scalar:
-        """UCB leader B = argmax_a μ̃_a + b_a (Alg. 1, line 8)."""
-        return self.argmax(state.means + self.bonus(state, params), state)
+        """The leader B by `leader_rule` (Alg. 1, line 8): argmax_a μ̃_a + b_a by default."""
+        return self.leader_rule(self, state, params)
 
     def sampling_rule(self, state: TopTwoState, params: TopTwoParams) -> tuple[Scalar, Scalar]:
         """(leader, arm to pull) by the tracking rule (Alg. 1, lines 8–10; docs/semantics.md §4).

@@ -1,6 +1,8 @@
 """The paper's Top Two algorithms (Table 1, Alg. 6–10) and TTUCB-DPA (Alg. 11), by factory.
 
-`adap_tt_star_ratio` is a variant beyond the paper (docs/threshold-aware-challenger.md).
+`adap_tt_star_ratio` is a variant beyond the paper (docs/threshold-aware-challenger.md); `dp_tt`
+and `eb_tci` are the later ε-global-DP algorithm of Jourdan & Azize (2025) and its non-private
+reference (docs/dp-tt.md).
 """
 
 from __future__ import annotations
@@ -27,14 +29,28 @@ from jaxbai.toptwo.components import (
     threshold_tilde_heuristic,
     threshold_tilde_theory,
 )
+from jaxbai.toptwo.dp_tt_components import (
+    cost_kl_bernoulli,
+    cost_private_bernoulli,
+    empirical_best_leader,
+    empirical_best_stopping,
+    forced_tci_challenger,
+    no_bonus,
+    tci_challenger,
+    threshold_dp_heuristic,
+    threshold_dp_theory,
+)
 from jaxbai.toptwo.driver import EpisodicTopTwo, TopTwo
 from jaxbai.toptwo.guarantees import (
     adap_tt_bound,
     adap_tt_star_bound,
     beta_optimal,
+    beta_optimal_bernoulli,
     beta_optimal_modified,
+    beta_optimal_private,
     ctb_tt_bound,
     t_star_beta,
+    t_star_beta_bernoulli,
     with_guarantee,
 )
 
@@ -43,6 +59,8 @@ __all__ = [
     "adap_tt_star",
     "adap_tt_star_ratio",
     "ctb_tt",
+    "dp_tt",
+    "eb_tci",
     "gauss_ldp_tt",
     "ttucb",
     "ttucb_dpa",
@@ -53,6 +71,7 @@ _THRESHOLDS = {
     "gaussian": {"theory": threshold_gaussian_theory, "heuristic": threshold_gaussian_heuristic},
     "private": {"theory": threshold_private_theory, "heuristic": threshold_private_heuristic},
     "tilde": {"theory": threshold_tilde_theory, "heuristic": threshold_tilde_heuristic},
+    "dp": {"theory": threshold_dp_theory, "heuristic": threshold_dp_heuristic},
 }
 _LEADER_BONUSES = {
     ("time", "per_arm"): bonus_private_time,
@@ -269,3 +288,75 @@ def adap_tt_star_ratio(
     alg = adap_tt_star(threshold, beta, leader_bonus, episodes)
     name = _episodic_name("adap_tt_star_ratio", episodes)
     return dataclasses.replace(alg, name=name, challenger=threshold_aware_challenger)
+
+
+_DP_TT_CHALLENGERS = {"tci": tci_challenger, "forced": forced_tci_challenger}
+
+
+def dp_tt(
+    threshold: str = "heuristic", beta: float = 0.5, eta: float = 1.0, challenger: str = "tci"
+) -> EpisodicTopTwo:
+    """DP-TT (Jourdan & Azize 2025, arXiv 2510.17348): ε-global DP, d_ε transportation costs.
+
+    `jaxbai.estimators.CumulativeLaplace` (phases on a geometric grid of ratio 1 + η, one
+    Lap(1/ε) draw per phase on the sum of its rewards, nothing forgotten), the empirical-best
+    leader ã = argmax clip(μ̃, 0, 1), the TCI challenger argmin_{a ≠ ã} C*_ε(ã, a, μ̃, N) +
+    log N_a at the true counts N, β-tracking, and the GLR stop C*_ε(ã, a, μ̃, Ñ) ≥ c(Ñ_ã) +
+    c(Ñ_a) for every a ≠ ã at the phase counts Ñ (docs/semantics.md §34).
+
+    Args:
+        threshold: ``"heuristic"`` (c(m) = ½ log((1 + log m)/δ)) or ``"theory"``
+            (c(m) = log(1/δ) + log m · log(1 + εm/log m)).
+        beta: tracking proportion β.
+        eta: the phase grid's η > 0.
+        challenger: ``"tci"`` (the specification) or ``"forced"``, a variant beyond the paper
+            (`jaxbai.toptwo.dp_tt_components.forced_tci_challenger`: the least-pulled arm while
+            some N_a < √n), named ``dp_tt_forced`` (docs/dp-tt.md measures both).
+
+    Example:
+        >>> alg = dp_tt()
+        >>> alg.info.privacy, alg.estimator.eta, dp_tt(challenger="forced").name
+        ('global', 1.0, 'dp_tt_forced')
+    """
+    _check_beta_sigma(beta, 0.5)
+    if challenger not in _DP_TT_CHALLENGERS:
+        choices = tuple(_DP_TT_CHALLENGERS)
+        raise ValueError(f"challenger must be one of {choices}, got {challenger!r}")
+    alg = EpisodicTopTwo(
+        "dp_tt" if challenger == "tci" else "dp_tt_forced",
+        estimators.CumulativeLaplace(eta=eta),
+        cost_private_bernoulli,
+        no_bonus,
+        _threshold("dp", threshold),
+        challenger=_DP_TT_CHALLENGERS[challenger],
+        stopping_rule=empirical_best_stopping,
+        leader_rule=empirical_best_leader,
+        beta=beta,
+    )
+    return with_guarantee(alg, beta_optimal_private, None)
+
+
+def eb_tci(beta: float = 0.5) -> TopTwo:
+    """EB-TCI (Jourdan et al. 2022), DP-TT's non-private reference: its sampling rule at ε = ∞
+    on every sample (μ̂, N), Bernoulli-KL costs, GLR stop against log((1 + log n)/δ). Not private.
+
+    Rewards must lie in [0, 1] (the Bernoulli-KL cost is defined there).
+
+    Example:
+        >>> eb_tci().info.privacy, eb_tci().info.unit_interval
+        ('none', True)
+    """
+    _check_beta_sigma(beta, 0.5)
+    alg = TopTwo(
+        "eb_tci",
+        estimators.MLE(unit_observations=True),
+        cost_kl_bernoulli,
+        no_bonus,
+        threshold_gaussian_heuristic,
+        challenger=tci_challenger,
+        stopping_rule=empirical_best_stopping,
+        leader_rule=empirical_best_leader,
+        beta=beta,
+        takes_epsilon=False,
+    )
+    return with_guarantee(alg, beta_optimal_bernoulli, t_star_beta_bernoulli)

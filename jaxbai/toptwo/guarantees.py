@@ -2,11 +2,11 @@
 
 A `Guarantee` holds the allocation ω* that an algorithm's sampling rule converges to and the
 paper's bound on lim sup E[τ]/log(1/δ), as functions of the instance, ε, β and σ, together with
-the components it was proved for (`COMPONENTS`: estimator, cost, bonus, challenger, tracking,
-stopping rule). A factory puts
-one on the algorithm it builds; `jaxbai.toptwo.TopTwo.info` hands it out, with the algorithm's
-own β and σ, only while those components are still the algorithm's, so a variant with another
-β keeps its guarantee and one with another component loses it (docs/semantics.md §33).
+the components it was proved for (`COMPONENTS`: estimator, cost, bonus, leader, challenger,
+tracking, stopping rule). A factory puts one on the algorithm it builds;
+`jaxbai.toptwo.TopTwo.info` hands it out, with the algorithm's own β and σ, only while those
+components are still the algorithm's, so a variant with another β keeps its guarantee and one
+with another component loses it (docs/semantics.md §33).
 
 Examples:
     >>> import numpy as np, jaxbai
@@ -36,10 +36,13 @@ __all__ = [
     "adap_tt_bound",
     "adap_tt_star_bound",
     "beta_optimal",
+    "beta_optimal_bernoulli",
     "beta_optimal_modified",
+    "beta_optimal_private",
     "components_of",
     "ctb_tt_bound",
     "t_star_beta",
+    "t_star_beta_bernoulli",
     "with_guarantee",
 ]
 
@@ -67,6 +70,38 @@ def beta_optimal_modified(means: np.ndarray, epsilons: np.ndarray, *, beta: floa
         np.asarray(means, np.float64), epsilons, beta=beta, sigma=sigma, return_info=True
     )
     return np.asarray(omega, np.float64).reshape(len(epsilons), len(means))
+
+
+def beta_optimal_bernoulli(means: np.ndarray, epsilons: np.ndarray, *, beta: float, sigma: float):
+    """The β-optimal allocation of T*_{KL,β}(ν) for Bernoulli arms (EB-TCI; ω*_{a*} = β), one
+    row per ε."""
+    del sigma
+    from jaxbai import theory
+
+    _, omega = theory.t_star(np.asarray(means, np.float64), "kl_bernoulli", beta=beta)
+    return np.broadcast_to(np.asarray(omega, np.float64), (len(epsilons), len(means)))
+
+
+def beta_optimal_private(means: np.ndarray, epsilons: np.ndarray, *, beta: float, sigma: float):
+    """The β-optimal allocation of T*_{ε,β}(ν), the ε-global-DP characteristic time of
+    Jourdan & Azize (2025) with ω_{a*} = β (`jaxbai.theory.t_star_dp`), one row per ε: the
+    allocation DP-TT's sampling rule tracks at the true means."""
+    del sigma
+    from jaxbai import theory
+
+    means = np.asarray(means, np.float64)
+    epsilons = np.asarray(epsilons, np.float64).reshape(-1)
+    rows = np.broadcast_to(means, (len(epsilons), len(means)))
+    _, omega = theory.t_star_dp(rows, epsilons, beta=beta)
+    return np.asarray(omega, np.float64).reshape(len(epsilons), len(means))
+
+
+def t_star_beta_bernoulli(means: np.ndarray, epsilon: float, *, beta: float, sigma: float) -> float:
+    """T*_{KL,β}(ν) for Bernoulli arms: EB-TCI is asymptotically β-optimal (Jourdan et al. 2022)."""
+    del epsilon, sigma
+    from jaxbai import theory
+
+    return float(theory.t_star(np.asarray(means, np.float64), "kl_bernoulli", beta=beta)[0])
 
 
 def t_star_beta(means: np.ndarray, epsilon: float, *, beta: float, sigma: float) -> float:
@@ -106,6 +141,7 @@ COMPONENTS = (
     "estimator",
     "cost",
     "bonus",
+    "leader_rule",
     "challenger",
     "tracking_beta",
     "tracking",

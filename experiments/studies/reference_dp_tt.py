@@ -1,0 +1,227 @@
+"""Plain-Python transcription of DP-TT and EB-TCI (Jourdan & Azize 2025), for trajectory tests.
+
+Written from the specification jaxbai implements (docs/dp-tt.md, docs/semantics.md §34),
+independently of `jaxbai` (it imports nothing from it): Python floats (double precision), loops,
+and its own minimisation of the private transportation cost (a golden-section search on the
+convex objective, not jaxbai's bisection on its slope).
+
+* ``observations[a][j]``: the j-th reward of arm a, in [0, 1];
+* ``laplace[a][i]``: standard Lap(1) draws; the i-th noisy increment of arm a (its first pull,
+  then each phase change) adds ``laplace[a][i] / ε`` to S̃_a.
+
+Ties go to the tied arm with the highest ``priority``, as in `experiments.studies.reference`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from experiments.studies.reference import Trajectory, argmax, argmin, near
+
+GOLDEN_STEPS = 200
+"""Golden-section steps of `private_cost`: the bracket shrinks by 0.618 per step, far below
+double precision."""
+
+
+# ----------------------------------------------------------------------------- divergences
+def kl(p: float, q: float) -> float:
+    """Bernoulli KL(p, q), with 0 log 0 = 0."""
+    total = 0.0
+    if p > 0:
+        total += p * math.log(p / q)
+    if p < 1:
+        total += (1 - p) * math.log((1 - p) / (1 - q))
+    return total
+
+
+def g(mu: float, epsilon: float) -> float:
+    """g_ε(μ) = μ e^ε / (μ (e^ε − 1) + 1), as μ / (μ + (1 − μ) e^{−ε}) (no overflow)."""
+    if mu <= 0:
+        return 0.0
+    return mu / (mu + (1 - mu) * math.exp(-epsilon))
+
+
+def d_plus(mu: float, x: float, epsilon: float) -> float:
+    """d⁺_ε(μ, x): 0 if x ≤ μ; kl(μ, x) up to g_ε(μ); −log(1 − x(1 − e^{−ε})) − εμ beyond."""
+    if x <= mu:
+        return 0.0
+    if x <= g(mu, epsilon):
+        return kl(mu, x)
+    return -math.log(1 - x * (1 - math.exp(-epsilon))) - epsilon * mu
+
+
+def d_minus(mu: float, x: float, epsilon: float) -> float:
+    """d⁻_ε(μ, x) = d⁺_ε(1 − μ, 1 − x)."""
+    return d_plus(1 - mu, 1 - x, epsilon)
+
+
+def private_cost(mu_i: float, mu_j: float, w_i: float, w_j: float, epsilon: float) -> float:
+    """C*_ε(i, j) = inf_x w_i d⁻_ε(μ_i, x) + w_j d⁺_ε(μ_j, x), 0 where μ_i ≤ μ_j; golden-section
+    search over [μ_j, μ_i], where the objective is convex."""
+    if mu_i <= mu_j:
+        return 0.0
+
+    def objective(x: float) -> float:
+        return w_i * d_minus(mu_i, x, epsilon) + w_j * d_plus(mu_j, x, epsilon)
+
+    ratio = (math.sqrt(5) - 1) / 2
+    lo, hi = mu_j, mu_i
+    for _ in range(GOLDEN_STEPS):
+        left, right = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        if objective(left) <= objective(right):
+            hi = right
+        else:
+            lo = left
+    return min(objective(lo), objective(hi), objective((lo + hi) / 2))
+
+
+def kl_cost(mu_i: float, mu_j: float, w_i: float, w_j: float) -> float:
+    """inf_x w_i kl(μ_i, x) + w_j kl(μ_j, x) for μ_i > μ_j: x = the weighted mean."""
+    if mu_i <= mu_j:
+        return 0.0
+    x = (w_i * mu_i + w_j * mu_j) / (w_i + w_j)
+    return w_i * kl(mu_i, x) + w_j * kl(mu_j, x)
+
+
+# ----------------------------------------------------------------------------- thresholds
+def theory_threshold(m: float, delta: float, epsilon: float) -> float:
+    """c(m, ε, δ) = log(1/δ) + log m · log(1 + εm/log m), the second term 0 at m = 1."""
+    growth = 0.0 if m <= 1 else math.log(m) * math.log1p(epsilon * m / math.log(m))
+    return math.log(1 / delta) + growth
+
+
+def heuristic_threshold(m: float, delta: float) -> float:
+    """c(m, δ) = ½ log((1 + log m)/δ)."""
+    return 0.5 * math.log((1 + math.log(m)) / delta)
+
+
+# ----------------------------------------------------------------------------- the algorithm
+def clip(x: float) -> float:
+    return min(max(x, 0.0), 1.0)
+
+
+def dp_tt(
+    observations: Sequence[Sequence[float]],
+    priority: Sequence[float],
+    delta: float,
+    epsilon: float = math.inf,
+    threshold: str = "heuristic",
+    beta: float = 0.5,
+    eta: float = 1.0,
+    laplace: Sequence[Sequence[float]] | None = None,
+    private: bool = True,
+    max_samples: int = 10**6,
+    follow: Sequence[int] | None = None,
+    tolerance: float = 0.0,
+    censor: bool = False,
+) -> Trajectory:
+    """One run of DP-TT (``private``) or EB-TCI (``private=False``; ε, ``threshold``, ``eta``
+    and ``laplace`` unused).
+
+    DP-TT: pull every arm once, S̃_a = X_a + Lap(1/ε), Ñ_a = N_a = 1. Each iteration: candidate
+    ã = argmax clip(μ̃, 0, 1), μ̃ = S̃/Ñ; stop if C*_ε(ã, a, clip μ̃, Ñ) ≥ c(Ñ_ã) + c(Ñ_a) for every
+    a ≠ ã; else leader B = ã, challenger C = argmin_{a ≠ B} C*_ε(B, a, clip μ̃, N) + log N_a,
+    pull B if N^B_B ≤ β (L_B + 1) else C, L_B += 1, N^B_B += 1 if B was pulled. After the pull of
+    arm a: if N_a ≥ (1 + η) Ñ_a, S̃_a += (its rewards since Ñ_a) + Lap(1/ε), Ñ_a = N_a.
+
+    EB-TCI: the same with μ̂ = the mean of all rewards, N in place of Ñ, the Bernoulli-KL cost
+    and the stop min_a W(ã, a, μ̂, N) ≥ log((1 + log n)/δ), n the number of samples.
+
+    ``follow``, ``tolerance`` and ``censor`` as in `experiments.studies.reference.top_two`: a
+    decision within ``tolerance`` (relative) of going the other way follows ``follow`` and is
+    recorded in ``Trajectory.deferred``.
+    """
+    num_arms = len(observations)
+    counts = [1] * num_arms
+    arms = list(range(num_arms))
+    leader_counts = [0] * num_arms
+    leader_pulls = [0] * num_arms
+    totals = [observations[a][0] for a in range(num_arms)]
+    noisy = [totals[a] + (0.0 if laplace is None else laplace[a][0] / epsilon) for a in arms]
+    local = [1] * num_arms
+    phase_sum = [0.0] * num_arms
+    released = [1] * num_arms
+    deferred: list[int] = []
+
+    def cost(mu_i, mu_j, w_i, w_j):
+        if private:
+            return private_cost(clip(mu_i), clip(mu_j), w_i, w_j, epsilon)
+        return kl_cost(clip(mu_i), clip(mu_j), w_i, w_j)
+
+    def glr(best, means, weights, samples):
+        """[(W_{best,a}, c_{best,a}) for a ≠ best]."""
+        pairs = []
+        for a in range(num_arms):
+            if a == best:
+                continue
+            w = cost(means[best], means[a], weights[best], weights[a])
+            if not private:
+                c = math.log((1 + math.log(samples)) / delta)
+            elif threshold == "theory":
+                c = theory_threshold(weights[best], delta, epsilon)
+                c += theory_threshold(weights[a], delta, epsilon)
+            else:
+                c = heuristic_threshold(weights[best], delta)
+                c += heuristic_threshold(weights[a], delta)
+            pairs.append((w, c))
+        return pairs
+
+    def pulls(leader, means):
+        """The exact pull under ``leader``, then challengers that are near-ties with it."""
+        if leader_pulls[leader] <= beta * (leader_counts[leader] + 1):
+            return [leader]
+        others = [a for a in range(num_arms) if a != leader]
+        tci = [
+            cost(means[leader], means[a], counts[leader], counts[a]) + math.log(counts[a])
+            for a in range(num_arms)
+        ]
+        challenger = argmin(tci, priority, others)
+        return [challenger, *(a for a in others if near(tci[a], tci[challenger], tolerance))]
+
+    while True:
+        samples = len(arms)
+        if private:
+            means = [noisy[a] / local[a] for a in range(num_arms)]
+        else:
+            means = [totals[a] / counts[a] for a in range(num_arms)]
+        weights = local if private else counts
+        clipped = [clip(m) for m in means]
+        best = argmax(clipped, priority)
+        stop = all(w >= c for w, c in glr(best, means, weights, samples))
+        leader = best
+        arm = pulls(leader, means)[0]
+        theirs = None if follow is None or samples >= len(follow) else follow[samples]
+        if follow is not None and theirs != (None if stop else arm):
+            ties = (a for a in range(num_arms) if near(clipped[a], clipped[best], tolerance))
+            tied = [best, *ties]
+            for candidate in tied:
+                pairs = glr(candidate, means, weights, samples)
+                if theirs is None and all(w >= c or near(w, c, tolerance) for w, c in pairs):
+                    deferred.append(samples)
+                    stop, best = True, candidate
+                    break
+                if theirs is not None and any(w < c or near(w, c, tolerance) for w, c in pairs):
+                    if theirs in pulls(candidate, means):
+                        deferred.append(samples)
+                        stop, leader, arm = False, candidate, theirs
+                        break
+        if stop:
+            return Trajectory(tuple(arms), samples, best, tuple(deferred))
+        if samples >= max_samples:
+            if censor:
+                return Trajectory(tuple(arms), samples, -1, tuple(deferred))
+            raise RuntimeError("no stop within max_samples")
+        leader_counts[leader] += 1
+        leader_pulls[leader] += arm == leader
+        z = observations[arm][counts[arm]]
+        counts[arm] += 1
+        arms.append(arm)
+        totals[arm] += z
+        phase_sum[arm] += z
+        if private and counts[arm] >= (1 + eta) * local[arm]:
+            noise = 0.0 if laplace is None else laplace[arm][released[arm]] / epsilon
+            noisy[arm] += phase_sum[arm] + noise
+            released[arm] += 1
+            local[arm] = counts[arm]
+            phase_sum[arm] = 0.0
