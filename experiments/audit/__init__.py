@@ -34,36 +34,42 @@ release on a tenth (each sample sums a whole table).
 
 Planted bugs (``--planted``; `tests/test_audit.py` uses the same definitions): Laplace noise at
 half its scale, randomised response at 3× its claimed ε, a wrapper that runs AdaP-TT at 8× the
-ε it reports (`Overspending`, on the Top Two tables), and AdaP-TT with a DAF that does not
-forget earlier phases (`remembering_adap_tt`, whose loss only shows through composition over
-phases: participant 0 enters every later release of arm 0). The latter runs on
-`remembering_tables`: every reward ½ (the arms' all-time means stay close, so every release of
-arm 0 keeps steering the pulls), participant 0 with 0 against 1, horizon 64 (about five phases
-of arm 0; at horizon 16 too few, at 128 the prefixes spread over too many values).
+ε it reports (`Overspending`, on the Top Two tables), AdaP-TT with a DAF that does not forget
+earlier phases (`remembering_adap_tt`, whose loss only shows through composition over phases:
+participant 0 enters every later release of arm 0) and DP-TT whose estimator re-noises the sum
+of all rewards at each phase change (`renoising_dp_tt`, the same loss), all in
+`experiments.audit.planted`. The last two run on `remembering_tables`: every reward ½ (the
+arms' all-time means stay close, so every release of arm 0 keeps steering the pulls),
+participant 0 with 0 against 1, horizon 64 (about five phases of arm 0; at horizon 16 too few,
+at 128 the prefixes spread over too many values).
 
 Usage:
     python -m experiments.audit [--runs N] [--samples N] [--epsilons E ...] [--planted]
                                 [--device cpu|gpu] [--out DIR] [--seed S]
 """
 
+from experiments.audit.planted import (
+    Overspending,
+    RememberingDAF,
+    RenoisingCumulative,
+    half_scale_laplace,
+    remembering_adap_tt,
+    renoising_dp_tt,
+    tripled_randomised_response,
+)
 from experiments.audit.table import (
     EPSILONS,
     MECHANISMS,
     PARTICIPANT_MECHANISMS,
     REMEMBERING_HORIZON,
     TOPTWO_HORIZON,
-    Overspending,
-    RememberingDAF,
     Row,
     audit_row,
     dpse_tables,
-    half_scale_laplace,
     main,
-    remembering_adap_tt,
     remembering_tables,
     rows,
     toptwo_tables,
-    tripled_randomised_response,
 )
 
 __all__ = [
@@ -74,6 +80,7 @@ __all__ = [
     "TOPTWO_HORIZON",
     "Overspending",
     "RememberingDAF",
+    "RenoisingCumulative",
     "Row",
     "audit_row",
     "dpse_tables",
@@ -81,6 +88,7 @@ __all__ = [
     "main",
     "remembering_adap_tt",
     "remembering_tables",
+    "renoising_dp_tt",
     "rows",
     "toptwo_tables",
     "tripled_randomised_response",

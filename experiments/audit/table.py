@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import dataclasses
 import functools
 import json
 import os
@@ -22,10 +21,15 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxbai
+from experiments.audit.planted import (
+    Overspending,
+    half_scale_laplace,
+    remembering_adap_tt,
+    renoising_dp_tt,
+    tripled_randomised_response,
+)
 from jaxbai import audit, dpse, mechanisms
-from jaxbai.arrays import compensated, kahan_add
 from jaxbai.base import Mechanism
-from jaxbai.estimators import DAF
 from jaxbai.trial import secure_noise
 
 __all__ = [
@@ -34,18 +38,13 @@ __all__ = [
     "PARTICIPANT_MECHANISMS",
     "REMEMBERING_HORIZON",
     "TOPTWO_HORIZON",
-    "Overspending",
-    "RememberingDAF",
     "Row",
     "audit_row",
     "dpse_tables",
-    "half_scale_laplace",
     "main",
-    "remembering_adap_tt",
     "remembering_tables",
     "rows",
     "toptwo_tables",
-    "tripled_randomised_response",
 ]
 
 EPSILONS = (0.1, 0.5, 1.0, 2.0)
@@ -179,85 +178,6 @@ MECHANISMS: dict[str, Callable[[float], _Case]] = {
 """Row name → (claimed ε → the mechanism and its neighbouring inputs)."""
 
 
-# --- planted bugs ----------------------------------------------------------------------------
-def half_scale_laplace(epsilon: float) -> audit.Mechanism:
-    """Planted bug: claims ε but adds Lap(1/(2ε)), so it is 2ε-DP."""
-    return lambda key, x: x + mechanisms.laplace(key, 0.5 / epsilon)
-
-
-def tripled_randomised_response(epsilon: float) -> audit.Mechanism:
-    """Planted bug: claims ε but runs randomised response at 3ε."""
-    return lambda key, x: mechanisms.randomised_response(key, x, 3.0 * epsilon)
-
-
-@dataclasses.dataclass(frozen=True)
-class Overspending:
-    """Planted bug, written as a user would: a wrapper that satisfies `jaxbai.base.Algorithm`
-    by delegating to ``inner``, but quietly runs it at ``factor`` × the ε it is given."""
-
-    inner: Any
-    factor: float = 8.0
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def info(self) -> jaxbai.AlgorithmInfo:
-        return self.inner.info
-
-    def params(self, epsilon: Any = None, delta: Any = 0.01) -> Any:
-        return self.inner.params(epsilon=self.factor * epsilon, delta=delta)
-
-    def init(self, key, params, num_arms):
-        return self.inner.init(key, params, num_arms)
-
-    def select(self, state, params):
-        return self.inner.select(state, params)
-
-    def privatize(self, key, reward, params):
-        return self.inner.privatize(key, reward, params)
-
-    def update(self, key, state, arm, z, params):
-        return self.inner.update(key, state, arm, z, params)
-
-    def stopping(self, state, params):
-        return self.inner.stopping(state, params)
-
-    def step(self, key, state, inst, params):
-        return self.inner.step(key, state, inst, params)
-
-
-@dataclasses.dataclass(frozen=True)
-class RememberingDAF(DAF):
-    """Planted bug: DAF (Alg. 5) without forgetting. At the end of a phase it releases the mean
-    of **all** the arm's rewards plus Lap(1/(εÑ)) (Ñ the phase length, as DAF): a participant
-    then enters every later release of her arm, each ε/2-DP, so ε grows with the phases."""
-
-    def observe(self, u, key, estimate, counts, pulled, z, params, release=None):
-        del release
-        sums, error = kahan_add(estimate.sums, estimate.sums_error, pulled, z)
-        due = self.ended(estimate, counts)
-        local = self.episode_pulls(estimate, counts)
-        means = compensated(sums, error) / jnp.maximum(counts, 1)
-        noisy = means + self._noise(u, key, 1.0 / (params.epsilon * jnp.maximum(local, 1)))
-        return estimate._replace(
-            sums=sums,
-            sums_error=error,
-            means=jnp.where(due, noisy, estimate.means),
-            local_counts=jnp.where(due, local, estimate.local_counts),
-            phase_start=jnp.where(due, counts, estimate.phase_start),
-            phases=estimate.phases + due,
-        )
-
-
-def remembering_adap_tt() -> Any:
-    """AdaP-TT with `RememberingDAF` (a planted bug)."""
-    return dataclasses.replace(
-        jaxbai.adap_tt(), name="adap_tt_remembering", estimator=RememberingDAF()
-    )
-
-
 # --- rows ------------------------------------------------------------------------------------
 class Row(NamedTuple):
     """One line of the table: what was audited and how."""
@@ -328,6 +248,9 @@ def rows(planted: bool = False) -> list[Row]:
             ),
             _algorithm_row(
                 "adap_tt remembering", remembering_adap_tt(), _remembering_design, "planted bug"
+            ),
+            _algorithm_row(
+                "dp_tt re-noising", renoising_dp_tt(), _remembering_design, "planted bug"
             ),
         ]
     out = [_mechanism_row(name, case) for name, case in MECHANISMS.items()]
