@@ -48,6 +48,8 @@ from experiments.analysis.verdicts import (
 from experiments.config.specs import registry
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from experiments.config import SweepConfig
 
 __all__ = [
@@ -211,13 +213,15 @@ def error_cells(ctx: Context) -> list[Cell]:
     return cells
 
 
-def bound_cells(ctx: Context) -> list[Cell]:
+def bound_cells(ctx: Context, bounds: np.ndarray | None = None) -> list[Cell]:
     """Every cell with a lower bound: mean τ / bound (censored means are lower bounds, so ≥ 1
-    still holds). Cells without a bound in `jaxbai.theory` (e.g. Beta arms) are left out."""
+    still holds). Cells without a bound in `jaxbai.theory` (e.g. Beta arms) are left out.
+    ``bounds``: one per summary row, the context's `Context.lower_bound` by default."""
     s = ctx.summary
+    bounds = ctx.lower_bound if bounds is None else bounds
     cells = []
     for i in range(len(s["mean"])):
-        lb = ctx.lower_bound[i]
+        lb = bounds[i]
         if not math.isfinite(lb):
             continue
         m = mean_interval(ctx, i)
@@ -233,7 +237,16 @@ def bound_cells(ctx: Context) -> list[Cell]:
 
 
 def common_claims(ctx: Context) -> list[Claim]:
-    """Claims about every cell: δ-correctness, lower bounds, monotonicity."""
+    """Claims about every cell: δ-correctness, lower bounds, monotonicity; A4 (the ε-global-DP
+    lower bound T*_ε) only where a cell has it."""
+    dp_cells = [] if ctx.dp_lower_bound is None else bound_cells(ctx, ctx.dp_lower_bound)
+    dp_claim = claim_from_cells(
+        "A4",
+        "Every global-DP cell on Bernoulli arms: mean τ ≥ T*_ε·log(1/(3δ)) (Jourdan & Azize "
+        "2025, the ε-global-DP lower bound)",
+        dp_cells,
+        "mean τ / bound",
+    )
     return [
         claim_from_cells(
             "A1",
@@ -253,6 +266,7 @@ def common_claims(ctx: Context) -> list[Claim]:
             monotone_cells(ctx),
             "τ(next ε) / τ",
         ),
+        *([dp_claim] if dp_cells else []),
     ]
 
 
@@ -357,8 +371,11 @@ def context_from_runs(table: Table, config: SweepConfig | None = None) -> Contex
     }
     episodes = rounds.episode_modes(results.unique(summary["algorithm"]), config)
     lower = overlay.cell_lower_bounds(summary, instances)
+    dp_lower = overlay.cell_dp_lower_bounds(summary, instances)
     asymptotic = _asymptotic_bounds(summary, config, families)
-    return Context(summary, switch, lower, episodes, families, asymptotic=asymptotic)
+    return Context(
+        summary, switch, lower, episodes, families, asymptotic=asymptotic, dp_lower_bound=dp_lower
+    )
 
 
 def _asymptotic_bounds(

@@ -32,6 +32,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -40,7 +41,9 @@ from experiments.analysis.results import parse_means
 from experiments.config.specs import InstanceSpec
 
 __all__ = [
+    "DP_BOUND_BATCH",
     "LOCAL_EPSILON_CAP",
+    "cell_dp_lower_bounds",
     "cell_lower_bounds",
     "characteristic_time",
     "instance_family",
@@ -185,6 +188,38 @@ def practical_bound(
     if known.any():
         t, d = np.broadcast_arrays(times, np.asarray(delta, np.float64))
         out[known] = theory.practical_bound(t[known], d[known], fn)
+    return out
+
+
+DP_BOUND_BATCH = 16
+"""The ε of one instance are solved in batches of this many (the last padded), so one compiled
+T*_ε solve serves every report of instances with the same number of arms."""
+
+
+def cell_dp_lower_bounds(
+    summary: dict[str, np.ndarray], instances: Mapping[str, InstanceSpec] | None = None
+) -> np.ndarray:
+    """T*_ε(ν) log(1/(3δ)) (Jourdan & Azize 2025, `jaxbai.theory.t_star_dp`) of every ε-global-DP
+    row on Bernoulli arms with δ < 1/3; NaN for the other rows. One batched solve per instance.
+    """
+    from jaxbai import theory
+
+    out = np.full(len(summary["epsilon"]), np.nan)
+    groups: dict[tuple, list[int]] = {}
+    keys = zip(summary["instance"], summary["means"], summary["privacy"], strict=True)
+    for i, (name, means, privacy) in enumerate(keys):
+        finite = math.isfinite(summary["epsilon"][i]) and summary["delta"][i] < 1 / 3
+        if privacy == "global" and finite and instance_family(name, instances)[0] == "bernoulli":
+            groups.setdefault((name, means), []).append(i)
+    for (_, means), rows in groups.items():
+        idx = np.asarray(rows)
+        epsilons = np.unique(summary["epsilon"][idx])
+        padded = np.resize(epsilons, -(-len(epsilons) // DP_BOUND_BATCH) * DP_BOUND_BATCH)
+        arms = parse_means(means)
+        times, _ = theory.t_star_dp(np.broadcast_to(arms, (len(padded), len(arms))), padded)
+        time_of = dict(zip(epsilons.tolist(), np.asarray(times, np.float64).tolist(), strict=False))
+        time = np.array([time_of[e] for e in summary["epsilon"][idx].tolist()])
+        out[idx] = time * np.log(1 / (3 * summary["delta"][idx]))
     return out
 
 

@@ -138,6 +138,9 @@ class Context(NamedTuple):
     asymptotic: Mapping[int, float] = {}
     """lim sup E[τ]/log(1/δ) as the paper bounds it (`experiments.analysis.stats.asymptotic_bound`)
     for each summary row whose algorithm has one."""
+    dp_lower_bound: np.ndarray | None = None
+    """T*_ε log(1/(3δ)) of every summary row (NaN where none applies,
+    `experiments.analysis.overlay.cell_dp_lower_bounds`); None: not computed."""
 
 
 def rows(ctx: Context, algorithm: str, instance: str | None = None, delta=None) -> np.ndarray:
