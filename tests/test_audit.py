@@ -229,7 +229,9 @@ def _audit(alg, eps, runs=RUNS, seed=0):
 
 
 @pytest.mark.statistical
-@pytest.mark.parametrize(("name", "epsilons"), [("adap_tt", (0.5, 1.0)), ("adap_tt_star", (1.0,))])
+@pytest.mark.parametrize(
+    ("name", "epsilons"), [("adap_tt", (0.5, 1.0)), ("adap_tt_star", (1.0,)), ("dp_tt", (1.0,))]
+)
 def test_no_false_alarm_on_global_toptwo(name, epsilons):
     alg = jaxbai.ALGORITHMS[name]()
     for eps in epsilons:
@@ -261,6 +263,18 @@ def test_daf_without_forgetting_is_caught_and_daf_is_not():
     ε/2-DP, so its ε grows with the phases) against AdaP-TT itself, on the same design."""
     table, table_prime = planted.remembering_tables()
     for alg, caught in ((planted.remembering_adap_tt(), True), (jaxbai.adap_tt(), False)):
+        res = audit.audit_algorithm(
+            alg, 1.0, table, table_prime, runs=RUNS, seed=0, horizon=planted.REMEMBERING_HORIZON
+        )
+        assert res.violation == caught, res
+
+
+@pytest.mark.statistical
+def test_renoised_cumulative_sum_is_caught_and_dp_tt_is_not():
+    """DP-TT whose estimator re-noises the sum of all rewards at each phase change (participant
+    0 enters every later release of arm 0, each ε-DP) against DP-TT itself, on that design."""
+    table, table_prime = planted.remembering_tables()
+    for alg, caught in ((planted.renoising_dp_tt(), True), (jaxbai.dp_tt(), False)):
         res = audit.audit_algorithm(
             alg, 1.0, table, table_prime, runs=RUNS, seed=0, horizon=planted.REMEMBERING_HORIZON
         )
