@@ -38,6 +38,7 @@ from _trajectories import (
     tables,
     trajectory_jax,
 )
+from test_dp_tt import TRAJECTORY_CASES as DP_TT_CASES
 
 import jaxbai
 from experiments.studies import reference
@@ -233,13 +234,12 @@ def test_batched_matches_reference(name, kwargs, epsilon, seed):
 
 def test_every_registered_algorithm_has_a_transcription_case():
     """The cases above build every registered algorithm (the global-episode entries as their
-    per-arm factory with ``episodes="global"``), DP-SE aside (`test_dp_se_matches_reference`)
-    and the published-code variants (tests/test_published.py); the transcription's own lists
-    (kept independent of jaxbai) name registered algorithms, its episodic ones exactly the
-    registered episodic ones."""
-    built = {
-        jaxbai.ALGORITHMS[p.values[0]](**p.values[1]).name for p in (*TOP_TWO_CASES, *BATCHED_CASES)
-    }
+    per-arm factory with ``episodes="global"``), DP-SE aside (`test_dp_se_matches_reference`),
+    DP-TT and EB-TCI (their own transcription, tests/test_dp_tt.py) and the published-code
+    variants (tests/test_published.py); the transcription's own lists (kept independent of
+    jaxbai) name registered algorithms, its episodic ones exactly the registered episodic ones."""
+    cases = (*TOP_TWO_CASES, *BATCHED_CASES, *DP_TT_CASES)
+    built = {jaxbai.ALGORITHMS[p.values[0]](**p.values[1]).name for p in cases}
     published = {n for n, e in jaxbai.ALGORITHMS.items() if e.published_code_of}
     assert set(jaxbai.ALGORITHMS) - {"dp_se", *published} <= built
     assert set(reference.TOP_TWO) <= set(jaxbai.ALGORITHMS)

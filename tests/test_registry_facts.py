@@ -94,6 +94,7 @@ REPLACEMENTS = {
     "estimator": jaxbai.estimators.DAF("global"),  # Appendix H states no bound
     "cost": jaxbai.toptwo.cost_private,
     "bonus": jaxbai.toptwo.published.bonus_completed_phases,
+    "leader_rule": jaxbai.toptwo.dp_tt_components.empirical_best_leader,
     "challenger": jaxbai.toptwo.threshold_aware_challenger,
     "tracking_beta": _adaptive_beta,
     "tracking": jaxbai.toptwo.published.coin_tracking,

@@ -110,6 +110,8 @@ EXPECTED = {  # instances, algorithms, local ε, global ε, runs, budget (Append
     "published": (("mu1", "mu2"), ("ttucb", "ctb_tt", "adap_tt", "adap_tt_star", "dp_se",
                                    "ttucb_published", "adap_tt_published", "dp_se_published"),
                   L, G, 200, 10**9),
+    "dptt": (("mu1", "mu2"), ("eb_tci", "dp_se", "adap_tt", "adap_tt_star", "dp_tt"), L,
+             (0.001, 0.0046, 0.021, 0.097, 0.45, 2.1, 9.5, 43.0, 200.0), 1000, 10**9),
 }  # fmt: skip
 
 

@@ -58,6 +58,7 @@ __all__ = [
     "bound_cells",
     "common_claims",
     "context_from_runs",
+    "dp_tt_claims",
     "error_cells",
     "evaluate",
     "global_claims",
@@ -174,6 +175,71 @@ def global_claims(ctx: Context) -> list[Claim]:
                 lambda a: ratio_cells(ctx, a, dp_se, lambda i, e: True, lambda r: at_most(r, 1.0))
             ),
             f"τ / τ_{dpse}",
+        ),
+    ]
+
+
+def _free_privacy(ctx: Context) -> dict[str, float]:
+    """ε beyond which privacy is free (T*_ε = T*_KL, `jaxbai.theory.free_privacy_epsilon`) of
+    every Bernoulli instance of the summary."""
+    from jaxbai import theory
+
+    means_of = dict(zip(ctx.summary["instance"], ctx.summary["means"], strict=True))
+    return {
+        name: float(theory.free_privacy_epsilon(results.parse_means(means)))
+        for name, means in means_of.items()
+        if ctx.families.get(name, "bernoulli") == "bernoulli"
+    }
+
+
+def dp_tt_claims(ctx: Context) -> list[Claim]:
+    """Jourdan & Azize (2025) on DP-TT, where the sweep ran it: below the other ε-global-DP
+    algorithms at every ε, its two regimes about the free-privacy ε, and its ratio to EB-TCI
+    where privacy is free."""
+    dp_tt, eb_tci = _role(ctx, "dp_tt"), _role(ctx, "eb_tci")
+    if dp_tt not in set(ctx.summary["algorithm"].tolist()):
+        return []
+    name, reference = _names(ctx, "dp_tt", "eb_tci")
+    free = _free_privacy(ctx)
+
+    def privacy_free(instance: str, eps: float) -> bool:
+        return instance in free and eps >= free[instance] and math.isfinite(eps)
+
+    def deep(instance: str, eps: float) -> bool:
+        return instance in free and eps <= free[instance] / LOW_PRIVACY_FACTOR
+
+    others = [_role(ctx, a) for a in ("adap_tt", "adap_tt_star", "dp_se")]
+    below = [
+        c._replace(instance=f"{other}/{c.instance}")
+        for other in others
+        for c in ratio_cells(ctx, dp_tt, other, lambda i, e: True, lambda r: at_most(r, 1.0))
+    ]
+    return [
+        claim_from_cells(
+            "J1",
+            f"Global, every ε: {name} ≤ AdaP-TT, AdaP-TT* and DP-SE (Jourdan & Azize 2025)",
+            below,
+            f"τ_{name} / τ",
+        ),
+        claim_from_cells(
+            "J2",
+            f"Global, privacy free (ε ≥ ε_free): {name}'s τ does not depend on ε (slope 0 ± 0.25)",
+            slope_cells(ctx, dp_tt, privacy_free, 0.0),
+            "slope",
+            NO_SLOPE,
+        ),
+        claim_from_cells(
+            "J3",
+            f"Global, high privacy (ε ≤ ε_free/10): {name}'s τ ∝ ε⁻¹ (log-log slope −1 ± 0.25)",
+            slope_cells(ctx, dp_tt, deep, -1.0),
+            "slope",
+            NO_SLOPE,
+        ),
+        claim_from_cells(
+            "J4",
+            f"Global, privacy free (ε ≥ ε_free): {name} ≤ 2 × {reference} (T*_ε = T*_KL there)",
+            ratio_cells(ctx, dp_tt, eb_tci, privacy_free, lambda r: at_most(r, 2.0)),
+            f"τ / τ_{reference}",
         ),
     ]
 
@@ -351,7 +417,7 @@ def log_delta_claims(ctx: Context) -> list[Claim]:
 
 def evaluate(ctx: Context) -> list[Claim]:
     """All claims, in report order."""
-    paper = local_claims(ctx) + global_claims(ctx)
+    paper = local_claims(ctx) + global_claims(ctx) + dp_tt_claims(ctx)
     common = common_claims(ctx) + rounds_claims(ctx) + log_delta_claims(ctx)
     return paper + published_claims(ctx) + common
 

@@ -46,6 +46,7 @@ __all__ = [
     "cell_dp_lower_bounds",
     "cell_lower_bounds",
     "characteristic_time",
+    "dp_lower_bound",
     "instance_family",
     "lower_bound",
     "practical_bound",
@@ -196,30 +197,37 @@ DP_BOUND_BATCH = 16
 T*_ε solve serves every report of instances with the same number of arms."""
 
 
+def dp_lower_bound(means, epsilons: np.ndarray, delta: float) -> np.ndarray:
+    """T*_ε(ν) log(1/(3δ)) (Jourdan & Azize 2025, `jaxbai.theory.t_star_dp`) at each ε of
+    ``epsilons`` (finite; Bernoulli means, δ < 1/3), solved in batches of `DP_BOUND_BATCH`."""
+    from jaxbai import theory
+
+    epsilons = np.asarray(epsilons, np.float64)
+    unique = np.unique(epsilons)
+    padded = np.resize(unique, -(-len(unique) // DP_BOUND_BATCH) * DP_BOUND_BATCH)
+    arms = np.asarray(means, np.float64)
+    times, _ = theory.t_star_dp(np.broadcast_to(arms, (len(padded), len(arms))), padded)
+    time_of = dict(zip(padded.tolist(), np.asarray(times, np.float64).tolist(), strict=True))
+    return np.array([time_of[e] for e in epsilons.tolist()]) * np.log(1 / (3 * delta))
+
+
 def cell_dp_lower_bounds(
     summary: dict[str, np.ndarray], instances: Mapping[str, InstanceSpec] | None = None
 ) -> np.ndarray:
-    """T*_ε(ν) log(1/(3δ)) (Jourdan & Azize 2025, `jaxbai.theory.t_star_dp`) of every ε-global-DP
-    row on Bernoulli arms with δ < 1/3; NaN for the other rows. One batched solve per instance.
-    """
-    from jaxbai import theory
-
+    """`dp_lower_bound` of every ε-global-DP row on Bernoulli arms with finite ε and δ < 1/3;
+    NaN for the other rows. One batched solve per (instance, δ)."""
     out = np.full(len(summary["epsilon"]), np.nan)
     groups: dict[tuple, list[int]] = {}
-    keys = zip(summary["instance"], summary["means"], summary["privacy"], strict=True)
-    for i, (name, means, privacy) in enumerate(keys):
-        finite = math.isfinite(summary["epsilon"][i]) and summary["delta"][i] < 1 / 3
+    keys = zip(
+        summary["instance"], summary["means"], summary["privacy"], summary["delta"], strict=True
+    )
+    for i, (name, means, privacy, delta) in enumerate(keys):
+        finite = math.isfinite(summary["epsilon"][i]) and delta < 1 / 3
         if privacy == "global" and finite and instance_family(name, instances)[0] == "bernoulli":
-            groups.setdefault((name, means), []).append(i)
-    for (_, means), rows in groups.items():
+            groups.setdefault((means, float(delta)), []).append(i)
+    for (means, delta), rows in groups.items():
         idx = np.asarray(rows)
-        epsilons = np.unique(summary["epsilon"][idx])
-        padded = np.resize(epsilons, -(-len(epsilons) // DP_BOUND_BATCH) * DP_BOUND_BATCH)
-        arms = parse_means(means)
-        times, _ = theory.t_star_dp(np.broadcast_to(arms, (len(padded), len(arms))), padded)
-        time_of = dict(zip(epsilons.tolist(), np.asarray(times, np.float64).tolist(), strict=False))
-        time = np.array([time_of[e] for e in summary["epsilon"][idx].tolist()])
-        out[idx] = time * np.log(1 / (3 * summary["delta"][idx]))
+        out[idx] = dp_lower_bound(parse_means(means), summary["epsilon"][idx], delta)
     return out
 
 

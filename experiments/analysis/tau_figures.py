@@ -264,6 +264,25 @@ def draw_theory(
     switch = overlay.regime_switch(means, privacy, family)
     if delta is not None and math.isfinite(switch):
         ax.axvline(switch, color="gray", lw=8, alpha=0.2, label="regime switch ε_s (theory)")
+    if privacy == "global" and family == "bernoulli" and delta is not None and delta < 1 / 3:
+        draw_dp_bound(ax, means, delta, x_range)
+
+
+def draw_dp_bound(ax, means: np.ndarray, delta: float, x_range: tuple[float, float]) -> None:
+    """The ε-global-DP lower bound T*_ε log(1/(3δ)) of Jourdan & Azize (2025) against ε (16
+    points, one batched solve) and the ε beyond which privacy is free (T*_ε = T*_KL)."""
+    from jaxbai import theory
+
+    grid = np.geomspace(*x_range, overlay.DP_BOUND_BATCH)
+    label = "lower bound T*_ε·log(1/(3δ)) (Jourdan & Azize 2025)"
+    ax.plot(
+        grid, overlay.dp_lower_bound(means, grid, delta), ls="-.", color="gray", lw=1, label=label
+    )
+    free = float(theory.free_privacy_epsilon(means))
+    if x_range[0] <= free <= x_range[1]:
+        ax.axvline(
+            free, color="gray", ls=(0, (1, 3)), lw=1, label="privacy free beyond ε (T*_ε = T*_KL)"
+        )
 
 
 def _ylabel(spec: FigureSpec) -> str:

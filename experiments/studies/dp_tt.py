@@ -1,0 +1,231 @@
+"""Measurements of DP-TT (Jourdan & Azize 2025) beside the other ε-global-DP algorithms.
+
+table: the experiment of their Figure 1, reduced: mean τ ± standard error, errors and censored
+       runs of EB-TCI, DP-SE, AdaP-TT, AdaP-TT*, DP-TT and its forced-exploration variant
+       (``dp_tt_forced``, beyond the paper) on mu1 and mu2 at δ = 0.01 and ε on a log grid,
+       each cell beside its lower bound: T*_ε log(1/(3δ)) for the private algorithms
+       (`jaxbai.theory.lower_bound_dp`), T*_KL log(1/(2.4δ)) for EB-TCI. A cell whose mean τ is
+       below its bound is flagged (⚑); a censored run counts its budget, a lower bound on its τ.
+tail:  the tail of DP-TT's stopping time against the forced variant's, same runs and seeds:
+       quantiles of τ, censored runs, and *starved* runs, those that end (stopped or cut) with
+       the best arm's share N_{a*}/τ below a tenth of its β-optimal share ω*_{a*} (T*_{ε,β}).
+
+Usage:
+    python -m experiments.studies.dp_tt --out DIR [--part all|table|tail] [--runs 100]
+        [--seed 0] [--instances mu1 mu2] [--epsilons 0.001 ... 200] [--max-samples 10000000]
+        [--tail-runs 400] [--tail-epsilons 0.1 1]
+
+Writes ``DIR/<part>.json`` and prints each part as a Markdown table.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from experiments.studies.cells import cell_rows, measurement_parser
+
+__all__ = [
+    "ALGORITHMS",
+    "EPSILONS",
+    "STARVED_SHARE",
+    "cell_bound",
+    "main",
+    "markdown_table",
+    "markdown_tail",
+    "table",
+    "tail",
+    "tail_row",
+]
+
+ALGORITHMS = (
+    ("eb_tci", {}),
+    ("dp_se", {}),
+    ("adap_tt", {}),
+    ("adap_tt_star", {}),
+    ("dp_tt", {}),
+    ("dp_tt", {"challenger": "forced"}),
+)
+"""(registry name, options): the preset ``dptt``'s algorithms and the forced variant."""
+EPSILONS = (0.001, 0.0046, 0.021, 0.097, 0.45, 2.1, 9.5, 43.0, 200.0)
+"""The ε grid of the preset ``dptt`` (nine points, log-spaced from 10⁻³ to 2·10²)."""
+DELTA = 0.01
+STARVED_SHARE = 0.1
+"""A run starves the best arm when N_{a*}/τ < STARVED_SHARE · ω*_{a*}."""
+
+
+def cell_bound(means: Sequence[float], epsilon: float, private: bool, delta: float) -> float:
+    """The lower bound a cell is held to: T*_ε log(1/(3δ)) for an ε-global-DP algorithm,
+    T*_KL log(1/(2.4δ)) (Lemma 5) for a non-private one."""
+    from jaxbai import theory
+
+    if private:
+        return float(theory.lower_bound_dp(np.asarray(means), epsilon, delta))
+    time, _ = theory.t_star_dp(np.asarray(means), math.inf)
+    return float(theory.lower_bound_samples(time, delta))
+
+
+def table(
+    runs: int,
+    seed: int,
+    instances: Sequence[str],
+    epsilons: Sequence[float],
+    max_samples: int,
+    delta: float = DELTA,
+) -> list[dict[str, Any]]:
+    """One row per algorithm × instance × ε (EB-TCI once per instance, at ε = ∞)."""
+    import jaxbai
+
+    rows = []
+    for name, options in ALGORITHMS:
+        alg = jaxbai.ALGORITHMS[name](**options)
+        private = alg.info.privacy != "none"
+        grid = epsilons if private else (math.inf,)
+        cells = cell_rows(alg, instances, grid, delta, runs, seed, max_samples, algorithm=alg.name)
+        for row in cells:
+            means = jaxbai.PAPER_INSTANCES[row["instance"]]
+            bound = cell_bound(means, row["epsilon"], private, delta)
+            rows.append({**row, "lower_bound": bound, "below_bound": row["mean_tau"] < bound})
+    return rows
+
+
+def tail_row(
+    tau: np.ndarray,
+    censored: np.ndarray,
+    correct: np.ndarray,
+    best_share: np.ndarray,
+    optimal_share: float,
+) -> dict[str, Any]:
+    """Quantiles of τ (censored runs at their cut), errors, censored and starved runs of one cell.
+
+    Example:
+        >>> row = tail_row(np.array([10, 20, 30, 1000]), np.array([False, False, False, True]),
+        ...                np.array([True, True, False, False]), np.array([0.5, 0.4, 0.01, 0.0]),
+        ...                0.5)  # fmt: skip
+        >>> row["median"], row["errors"], row["censored"], row["starved"]
+        (25.0, 1, 1, 2)
+    """
+    q50, q90, q99 = np.quantile(tau, [0.5, 0.9, 0.99])
+    return {
+        "runs": int(tau.size),
+        "mean_tau": float(tau.mean()),
+        "median": float(q50),
+        "q90": float(q90),
+        "q99": float(q99),
+        "max": float(tau.max()),
+        "errors": int(np.sum(~correct & ~censored)),
+        "censored": int(censored.sum()),
+        "starved": int(np.sum(best_share < STARVED_SHARE * optimal_share)),
+    }
+
+
+def tail(
+    runs: int,
+    seed: int,
+    instances: Sequence[str],
+    epsilons: Sequence[float],
+    max_samples: int,
+    delta: float = DELTA,
+) -> list[dict[str, Any]]:
+    """DP-TT and its forced variant, one row per algorithm × instance × ε (`tail_row`)."""
+    import jaxbai
+
+    rows = []
+    for challenger in ("tci", "forced"):
+        alg = jaxbai.dp_tt(challenger=challenger)
+        for instance in instances:
+            means = np.asarray(jaxbai.PAPER_INSTANCES[instance])
+            best = int(np.argmax(means))
+            omega = jaxbai.dp_tt().info.allocation_target(means, np.asarray(epsilons))
+            res = jaxbai.simulate(
+                alg,
+                jaxbai.bernoulli(means),
+                epsilon=list(epsilons),
+                delta=delta,
+                runs=runs,
+                seed=seed,
+                max_samples=max_samples,
+            )
+            for j, eps in enumerate(epsilons):
+                tau = res.tau[j].astype(np.float64)
+                share = res.counts[j, :, best] / tau
+                cell = tail_row(tau, res.censored[j], res.correct[j], share, omega[j, best])
+                rows.append({"algorithm": alg.name, "instance": instance, "epsilon": eps, **cell})
+    return rows
+
+
+def markdown_table(rows: list[dict[str, Any]]) -> str:
+    """Instances × ε rows, one column per algorithm: mean τ ± s.e. / lower bound, then errors
+    (censored); ⚑ marks a mean below its bound."""
+    names = list(dict.fromkeys(r["algorithm"] for r in rows))
+    by_cell: dict[tuple[str, float], dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        for eps in (r["epsilon"],) if math.isfinite(r["epsilon"]) else ():
+            by_cell.setdefault((r["instance"], eps), {})[r["algorithm"]] = r
+    reference = {r["instance"]: r for r in rows if not math.isfinite(r["epsilon"])}
+    lines = [
+        "| instance | ε | " + " | ".join(names) + " | errors (censored) |",
+        "|" + "---|" * (len(names) + 3),
+    ]
+    for (instance, eps), cells in by_cell.items():
+        row = {**{n: reference[instance] for n in names if n not in cells}, **cells}
+        taus = " | ".join(_tau(row[n]) for n in names if n in row)
+        errors = ", ".join(f"{row[n]['errors']} ({row[n]['censored']})" for n in names if n in row)
+        lines.append(f"| {instance} | {eps:g} | {taus} | {errors} |")
+    return "\n".join(lines)
+
+
+def _tau(row: dict[str, Any]) -> str:
+    flag = " ⚑" if row["below_bound"] else ""
+    return f"{row['mean_tau']:.3g} ± {row['se_tau']:.2g} / {row['lower_bound']:.3g}{flag}"
+
+
+def markdown_tail(rows: list[dict[str, Any]]) -> str:
+    """One line per algorithm × instance × ε: quantiles, errors, censored and starved runs."""
+    lines = [
+        "| algorithm | instance | ε | runs | mean τ | median | q90 | q99 | max "
+        "| errors | censored | starved |",
+        "|" + "---|" * 12,
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['algorithm']} | {r['instance']} | {r['epsilon']:g} | {r['runs']} "
+            f"| {r['mean_tau']:.3g} | {r['median']:.3g} | {r['q90']:.3g} | {r['q99']:.3g} "
+            f"| {r['max']:.3g} | {r['errors']} | {r['censored']} | {r['starved']} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the chosen parts; write ``DIR/<part>.json`` and print each as a Markdown table."""
+    parser = measurement_parser("experiments.studies.dp_tt", 100, 0, ("mu1", "mu2"), EPSILONS)
+    parser.add_argument("--part", choices=("all", "table", "tail"), default="all")
+    parser.add_argument("--max-samples", type=int, default=10**7)
+    parser.add_argument("--tail-runs", type=int, default=400)
+    parser.add_argument("--tail-epsilons", nargs="+", type=float, default=[0.1, 1.0])
+    args = parser.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    for part in ("table", "tail") if args.part == "all" else (args.part,):
+        print(f"{part}:", file=sys.stderr)
+        if part == "table":
+            rows = table(args.runs, args.seed, args.instances, args.epsilons, args.max_samples)
+            text = markdown_table(rows)
+        else:
+            rows = tail(
+                args.tail_runs, args.seed, args.instances, args.tail_epsilons, args.max_samples
+            )
+            text = markdown_tail(rows)
+        with open(os.path.join(args.out, f"{part}.json"), "w") as f:
+            json.dump(rows, f, indent=1)
+        print(f"\n{part}\n\n{text}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
