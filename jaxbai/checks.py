@@ -114,6 +114,18 @@ def check_open_unit(name: str, value: object) -> np.ndarray:
     return arr
 
 
+def check_flag(name: str, value: object) -> bool:
+    """``value`` as a bool: True or False (Python or NumPy), never a string or a number.
+
+    Example:
+      >>> check_flag("clip", False)
+      False
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def check_num_arms(num_arms: int) -> int:
     """At least two arms, given as a Python integer (it fixes array shapes)."""
     if isinstance(num_arms, bool) or not isinstance(num_arms, (int, np.integer)):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import math
 import os
 import random
 import sqlite3
@@ -133,6 +134,68 @@ def test_schema1_files_that_cannot_continue_are_refused(tmp_path, no_fsync):
     path.write_bytes(plain)
     with Trial.open(path) as t:
         assert t.status().samples == 5 and t.publish()["noise"] == "none"
+
+
+REFUSED_BY_CREATE = [
+    # (the schema-1 config field, its value there, the same value as create's keyword)
+    pytest.param("epsilon", float(1000).hex(), {"epsilon": 1000.0}, id="epsilon-1000"),
+    pytest.param("epsilon", "inf", {"epsilon": math.inf}, id="epsilon-inf"),
+    pytest.param("epsilon", None, {"epsilon": None}, id="epsilon-none"),
+    pytest.param("delta", (1.5).hex(), {"delta": 1.5}, id="delta-1.5"),
+    pytest.param("noise", "bogus", {"noise": "bogus"}, id="noise"),
+    pytest.param("clip", "yes", {"clip": "yes"}, id="clip"),
+    pytest.param("num_arms", 1, {"num_arms": 1}, id="one-arm"),
+    pytest.param("options", {"beta": "x"}, {"beta": "x"}, id="option"),
+    pytest.param("algorithm", "no_such", {"algorithm": "no_such"}, id="algorithm"),
+]
+
+
+@pytest.mark.parametrize(("field", "stored", "keyword"), REFUSED_BY_CREATE)
+def test_a_migrated_file_is_refused_where_create_refuses(field, stored, keyword, tmp_path):
+    """Every value `Trial.create` refuses is refused in a schema-1 file too, which is then left
+    as it was (a file migrated without these checks ran ε = 1000 and published it)."""
+    args = {"algorithm": "adap_tt", "num_arms": 3, "epsilon": 0.5, "delta": 0.05, "seed": 9}
+    with pytest.raises(ValueError):
+        Trial.create(tmp_path / "new.trial", **{**args, "noise": "prng", **keyword})
+    with Trial.create(tmp_path / "valid.trial", **args, noise="prng") as t:
+        document = json.loads(schema1_bytes(t))
+    document["config"][field] = stored
+    path = tmp_path / "old.trial"
+    path.write_bytes(json.dumps(document).encode())
+    with pytest.raises(ValueError, match="schema-1 trial file that no trial may run"):
+        Trial.open(path)
+    assert json.loads(path.read_bytes()) == document
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "sensitive"), [("adap_tt", False), ("ctb_tt", True)], ids=["global", "local"]
+)
+def test_a_migrated_file_must_mark_its_data_as_its_algorithm_does(algorithm, sensitive, tmp_path):
+    """A store of raw rewards marked not sensitive, or an algorithm swapped for one of another
+    trust model, is refused."""
+    with Trial.create(tmp_path / "valid.trial", "adap_tt", 3, 0.5, 0.05, 9, noise="prng") as t:
+        document = json.loads(schema1_bytes(t))
+    document["sensitive"], document["config"]["algorithm"] = sensitive, algorithm
+    path = tmp_path / "old.trial"
+    path.write_bytes(json.dumps(document).encode())
+    with pytest.raises(ValueError, match=f"sensitive={sensitive}, but a {algorithm} trial"):
+        Trial.open(path)
+
+
+def test_a_store_without_digest_is_held_to_the_checks_of_create(tmp_path):
+    """A schema-3 store (no digest) whose configuration was edited to ε = 1000 is refused at
+    open, for reading as for writing."""
+    path = tmp_path / "edited.trial"
+    path.write_bytes((FIXTURES / "schema3_adap_tt.trial").read_bytes())
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        config = json.loads(
+            db.execute("SELECT value FROM meta WHERE name = 'config'").fetchone()[0]
+        )
+        config["epsilon"] = float(1000).hex()
+        db.execute("UPDATE meta SET value = ? WHERE name = 'config'", (json.dumps(config),))
+    for read_only in (True, False):
+        with pytest.raises(ValueError, match="epsilon"):
+            Trial.open(path, read_only=read_only)
 
 
 @pytest.mark.parametrize("schema", [2, 3])

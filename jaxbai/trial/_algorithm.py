@@ -2,7 +2,8 @@
 
 Example:
   >>> config = TrialConfig("adap_tt", {}, 3, 1.0, 0.05, clip=False, noise="prng")
-  >>> check_config(config)
+  >>> check_config(config) == config
+  True
   >>> alg, params = build(config)
   >>> alg.info.privacy, isinstance(alg, Episodic)
   ('global', True)
@@ -10,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Callable
@@ -22,7 +24,14 @@ from jaxbai.base import Algorithm, Episodic, Mechanism, Releasing
 from jaxbai.registry import ALGORITHMS, AlgorithmEntry
 from jaxbai.trial._config import NOISE_MODES, OUTCOMES, TrialConfig
 
-__all__ = ["algorithm_entry", "build", "check_config", "compiled", "participant_mechanism"]
+__all__ = [
+    "algorithm_entry",
+    "build",
+    "check_config",
+    "check_sensitive",
+    "compiled",
+    "participant_mechanism",
+]
 
 
 class _Functions(NamedTuple):
@@ -76,8 +85,19 @@ def build(config: TrialConfig) -> tuple[Algorithm, Any]:
     return alg, alg.params(epsilon=config.epsilon, delta=config.delta)
 
 
-def check_config(config: TrialConfig) -> None:
-    """ValueError for a configuration no trial may run (before anything is created)."""
+def check_config(config: TrialConfig) -> TrialConfig:
+    """``config`` with its fields as their types (K a Python int, ε and δ floats, ``clip`` a
+    bool), or ValueError for a configuration no trial may run. `jaxbai.trial.Trial.create` and
+    the migration of every older schema run exactly this, before anything is written."""
+    if not isinstance(config.options, dict):
+        raise ValueError(f"algorithm options must be a dict, got {config.options!r}")
+    config = dataclasses.replace(
+        config,
+        num_arms=checks.check_num_arms(config.num_arms),
+        epsilon=None if config.epsilon is None else checks.real_number("epsilon", config.epsilon),
+        delta=checks.real_number("delta", config.delta),
+        clip=checks.check_flag("clip", config.clip),
+    )
     if config.noise not in NOISE_MODES:
         raise ValueError(f"noise must be one of {NOISE_MODES}, got {config.noise!r}")
     if config.outcomes not in OUTCOMES:
@@ -102,6 +122,18 @@ def check_config(config: TrialConfig) -> None:
         )
     if config.clip and config.outcomes == "binary":
         raise ValueError("binary outcomes are 0 or 1: clip applies to outcomes='unit' only")
+    return config
+
+
+def check_sensitive(config: TrialConfig, sensitive: object) -> None:
+    """ValueError unless a store's ``sensitive`` mark is the one its algorithm gives: every
+    store but a local-DP trial's holds raw rewards (or sums of them)."""
+    want = algorithm_entry(config).info(**config.options).privacy != "local"
+    if checks.check_flag("sensitive", sensitive) != want:
+        raise ValueError(
+            f"the store marks its data sensitive={sensitive!r}, but a {config.algorithm} trial's "
+            f"is sensitive={want}"
+        )
 
 
 def participant_mechanism(algorithm: str, options: dict[str, Any]) -> Mechanism:

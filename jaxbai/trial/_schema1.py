@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxbai.trial._algorithm import algorithm_entry
+from jaxbai.trial._algorithm import algorithm_entry, check_config, check_sensitive
 from jaxbai.trial._config import STATE_FORMAT, Snapshot, TrialConfig
 
 __all__ = ["read"]
@@ -63,9 +63,14 @@ def read(
         )
     try:
         config, snap, actions = _decode(document)
-        sensitive, pending = bool(document["sensitive"]), document["pending_arm"]
+        sensitive, pending = document["sensitive"], document["pending_arm"]
     except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as err:
         raise ValueError(f"a damaged schema-1 trial file ({type(err).__name__}: {err})") from err
+    try:
+        config = check_config(config)
+        check_sensitive(config, sensitive)
+    except ValueError as err:
+        raise ValueError(f"a schema-1 trial file that no trial may run: {err}") from err
     info = algorithm_entry(config).info(**config.options)
     if not snap.windows and info.privacy == "global":
         raise ValueError(

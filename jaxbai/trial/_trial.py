@@ -32,7 +32,7 @@ import jaxbai.trial._store as _store
 from jaxbai import checks
 from jaxbai.base import Algorithm, Episodic, Mechanism
 from jaxbai.registry import ALGORITHMS
-from jaxbai.trial._algorithm import build, check_config, compiled
+from jaxbai.trial._algorithm import build, check_config, check_sensitive, compiled
 from jaxbai.trial._config import (
     PUBLICATION_FORMAT,
     PUBLICATION_VERSION,
@@ -59,10 +59,15 @@ def _first_key(seed: int | None) -> jax.Array:
     return jax.random.key(secrets.randbits(32) if seed is None else checks.check_seed(seed))
 
 
-def _flag(name: str, value: object) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
+def _checked_config(store: _store.Store) -> TrialConfig:
+    """The store's configuration, held to the checks `Trial.create` runs: a store of schema 2 or
+    3 carries no digest, and a migrated one what an older version wrote."""
+    try:
+        config = check_config(store.config)
+        check_sensitive(config, store.sensitive)
+    except ValueError as err:
+        raise ValueError(f"trial {store.path}: {err}") from err
+    return config
 
 
 # ------------------------------------------------------------------------------ the trial
@@ -87,7 +92,7 @@ class Trial:
     def __init__(self, store: _store.Store, randbits: RandBits | None) -> None:
         self._store: _store.Store | None = store
         self._path = store.path
-        self._config = store.config
+        self._config = _checked_config(store)
         self._alg, self._params = build(self._config)
         self._releaser = Releaser(self._config, self._alg, randbits)
         self._fns = compiled(self._alg)
@@ -141,18 +146,19 @@ class Trial:
           RuntimeError: a real global-DP trial without OpenDP installed.
           FileExistsError: ``path`` exists.
         """
-        config = TrialConfig(
-            algorithm=algorithm,
-            options=dict(options),
-            num_arms=checks.check_num_arms(num_arms),
-            epsilon=None if epsilon is None else checks.real_number("epsilon", epsilon),
-            delta=checks.real_number("delta", delta),
-            clip=_flag("clip", clip),
-            noise=noise,
-            outcomes=outcomes,
-            plugin=ALGORITHMS.get_entry(algorithm).plugin,
+        config = check_config(
+            TrialConfig(
+                algorithm=algorithm,
+                options=dict(options),
+                num_arms=num_arms,
+                epsilon=epsilon,
+                delta=delta,
+                clip=clip,
+                noise=noise,
+                outcomes=outcomes,
+                plugin=ALGORITHMS.get_entry(algorithm).plugin,
+            )
         )
-        check_config(config)
         first_key = _first_key(seed)
         alg, params = build(config)
         Releaser(config, alg, randbits)  # fails now, not at the first release
@@ -196,7 +202,7 @@ class Trial:
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"no trial at {path}")
-        store = _store.Store.open(path, writable=not _flag("read_only", read_only))
+        store = _store.Store.open(path, writable=not checks.check_flag("read_only", read_only))
         try:
             return cls(store, randbits)
         except BaseException:
