@@ -524,3 +524,56 @@ def test_soak_two_processes_two_paths_lose_and_duplicate_nothing(tmp_path):
     assert both == list(range(total)), "a record was lost or duplicated"
     assert all(recorded), "one process never got the trial"
     print(f"soak: {total} records, {len(recorded[0])} + {len(recorded[1])}, {elapsed:.0f} s")
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "epsilon", "reward"),
+    [("ttucb", None, 1e300), ("gauss_ldp_tt", 1.0, 1e39), ("gauss_ldp_tt", 1.0, -1e39)],
+)
+def test_observations_beyond_float32_are_refused(tmp_path, no_fsync, algorithm, epsilon, reward):
+    """Finite as float64 but not as the state's float32: refused before anything changes (they
+    used to be accepted, the state became NaN, was saved, reopened and ran on)."""
+    with Trial.create(tmp_path / "t.trial", algorithm, 3, epsilon, 0.05, 0, noise="prng") as t:
+        arm, before = t.next_arm(), t.status()
+        with pytest.raises(ValueError, match="finite in float32"):
+            t.record(arm, reward)
+        assert t.status() == before
+        t.record(arm, 0.5)
+        assert t.status().samples == 1
+
+
+def test_an_outcome_that_would_overflow_the_state_is_refused(tmp_path, no_fsync):
+    """Each 1e38 is a float32, but four on one arm overflow its float32 sum: the outcome that
+    would is refused with nothing written, and the trial goes on as if it never came (equal
+    rewards on both arms: the stopping rule never fires)."""
+    path = tmp_path / "t.trial"
+    with Trial.create(path, "ttucb", 2, None, 0.05, 0, noise="prng") as t:
+        with pytest.raises(ValueError, match="non-finite"):
+            for _ in range(8):
+                arm, before = t.next_arm(), t.status()
+                t.record(arm, 1e38)
+        assert t.status() == before and before.samples >= 4  # three 1e38 on one arm fit
+    with Trial.open(path) as t:
+        assert t.status() == before
+        t.record(before.pending_arm, 0.0, participant=before.samples)
+        assert t.status().samples == before.samples + 1
+
+
+@settings(PROPERTY, max_examples=60)
+@given(exponent=st.integers(-320, 308), sign=st.sampled_from([1.0, -1.0]))
+def test_observations_of_every_magnitude_are_recorded_or_refused(tmp_path, exponent, sign):
+    """Any float magnitude into a non-private trial: recorded with a finite state, or refused
+    with the status unchanged."""
+    reward = sign * 10.0**exponent
+    with Trial.create(
+        tmp_path / f"m{time.monotonic_ns()}.trial", "ttucb", 2, None, 0.05, 0, noise="prng"
+    ) as t:
+        for _ in range(3):
+            arm, before = t.next_arm(), t.status()
+            try:
+                t.record(arm, reward)
+            except ValueError as err:
+                assert str(err) and t.status() == before
+                return
+            means = t._snap.state.estimate.means
+            assert all(math.isfinite(float(m)) for m in means)

@@ -70,6 +70,19 @@ def _checked_config(store: _store.Store) -> TrialConfig:
     return config
 
 
+def _check_finite_state(state: Any, applied: list[int]) -> None:
+    """ValueError if the outcomes of participants ``applied`` made a float of the algorithm's
+    state non-finite (float32 sums of large observations overflow): nothing is then written."""
+    for leaf in jax.tree_util.tree_leaves(state):
+        values = np.asarray(leaf)
+        if np.issubdtype(values.dtype, np.floating) and not np.isfinite(values).all():
+            raise ValueError(
+                f"the outcomes of participants {applied} would make the algorithm's state "
+                "non-finite (float32 overflow): nothing was recorded; record values of a "
+                "magnitude the algorithm's float32 state can sum"
+            )
+
+
 # ------------------------------------------------------------------------------ the trial
 class Trial:
     """A durable, validated ask/tell trial around one algorithm; see `jaxbai.trial`.
@@ -390,6 +403,7 @@ class Trial:
                 break
             p += 1
             z = self._held[p]
+        _check_finite_state(snap.state, applied)
         self._write(snap, release=applied[1:])
         self._snap = snap
         for q in applied:

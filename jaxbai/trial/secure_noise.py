@@ -436,12 +436,21 @@ def unit_reward(reward: float, clip: bool) -> float:
     return r
 
 
+FLOAT32_MAX = 3.4028234663852886e38
+"""The largest finite float32: the algorithms' states hold observations in float32."""
+
+
 def finite_reward(reward: float) -> float:
-    """The reward as a float, or ValueError if it is not a finite real number.
+    """The reward as a float, or ValueError if it is not a real number finite in float32 (the
+    precision of the algorithm's state: 1e300 is finite as a float64 but not there).
 
     Example:
       >>> finite_reward(1)
       1.0
+      >>> finite_reward(1e39)
+      Traceback (most recent call last):
+      ...
+      ValueError: reward must be finite in float32 (|reward| ≤ 3.4e+38, the precision of the algorithm's state), got 1e+39
     """
     if isinstance(reward, (str, bytes)):
         raise ValueError(f"reward must be a real number, got {reward!r}")
@@ -451,4 +460,9 @@ def finite_reward(reward: float) -> float:
         raise ValueError(f"reward must be a real number, got {reward!r}") from err
     if not math.isfinite(r):
         raise ValueError(f"reward must be finite, got {r!r}")
+    if abs(r) > FLOAT32_MAX:
+        raise ValueError(
+            f"reward must be finite in float32 (|reward| ≤ {FLOAT32_MAX:.2g}, the precision of "
+            f"the algorithm's state), got {r!r}"
+        )
     return r
