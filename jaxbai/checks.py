@@ -8,6 +8,7 @@ paths document what they assume instead.
 from __future__ import annotations
 
 import math
+import os
 
 import jax
 import numpy as np
@@ -126,13 +127,57 @@ def check_flag(name: str, value: object) -> bool:
     return bool(value)
 
 
+MAX_ARMS = 1 << 16
+"""The most arms an instance, a trial or a grid may have: every lane holds a few float32 arrays
+of K and each step reads them all, so K = 65 536 already costs ~1 MiB of state per lane; a
+larger K (2³¹ was killed for memory, 10²⁰ failed inside the compiler) is refused."""
+
+JOB_BYTES = 64
+"""Host memory one job of a grid takes at least (its ε, δ, run and results), K aside."""
+
+
 def check_num_arms(num_arms: int) -> int:
-    """At least two arms, given as a Python integer (it fixes array shapes)."""
+    """Two to `MAX_ARMS` arms, given as a Python integer (it fixes array shapes)."""
     if isinstance(num_arms, bool) or not isinstance(num_arms, (int, np.integer)):
         raise ValueError(f"num_arms must be a Python int, got {num_arms!r}")
-    if num_arms < 2:
-        raise ValueError(f"num_arms must be >= 2, got {num_arms}")
+    if not 2 <= num_arms <= MAX_ARMS:
+        raise ValueError(f"num_arms must be in [2, {MAX_ARMS}], got {num_arms}")
     return int(num_arms)
+
+
+def check_job_count(jobs: int, num_arms: int, memory: int | None) -> int:
+    """``jobs`` if a grid of that many jobs of ``num_arms`` arms can run: job indices are int32
+    in the compiled program, and the host holds each job's parameters and results (at least
+    `JOB_BYTES` plus 24 bytes an arm) within ``memory`` bytes (None: not known).
+
+    Example:
+      >>> check_job_count(10**6, 5, 2**34)
+      1000000
+      >>> check_job_count(10**12, 5, 2**34)  # doctest: +ELLIPSIS
+      Traceback (most recent call last):
+      ...
+      ValueError: a grid of 1,000,000,000,000 jobs (...) exceeds the 2,147,483,647 job indices ...
+    """
+    if jobs > COUNT_MAX:
+        raise ValueError(
+            f"a grid of {jobs:,} jobs (instances × ε × δ × runs) exceeds the {COUNT_MAX:,} job "
+            "indices a compiled program holds"
+        )
+    need = jobs * (JOB_BYTES + 24 * num_arms)
+    if memory is not None and need > memory:
+        raise ValueError(
+            f"a grid of {jobs:,} jobs of {num_arms} arms needs about {need / 2**30:,.1f} GiB of "
+            f"host memory, more than this machine's {memory / 2**30:,.1f} GiB: fewer runs"
+        )
+    return jobs
+
+
+def memory_bytes() -> int | None:
+    """The machine's physical memory in bytes (None where the system does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def check_max_samples(max_samples: object) -> int:

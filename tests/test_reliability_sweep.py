@@ -251,6 +251,43 @@ def test_an_os_error_while_writing_is_one_line(tmp_path, capsys, monkeypatch):
     assert err.endswith("error: out/runs.csv: No space left on device")
 
 
+def _runs_csv(out) -> str:
+    return (out / "runs.csv").read_text()
+
+
+def test_a_used_out_is_refused_unless_resumed_or_overwritten(tmp_path, capsys):
+    """Another grid into an --out an earlier sweep wrote used to replace its runs.csv silently
+    and leave the old grid's checkpoints beside the new ones."""
+    out = tmp_path / "out"
+    assert cli.main([*TINY, "--out", str(out)]) == 0
+    first = _runs_csv(out)
+    other = ["--instances", "mu1", "--algorithms", "ctb_tt", "--runs", "3", "--quiet"]
+    err = _cli_error(capsys, [*other, "--out", str(out)])
+    assert f"output directory {out} holds an earlier sweep's results (sweep.json)" in err
+    assert "--resume" in err and "--overwrite" in err
+    assert _runs_csv(out) == first and os.listdir(out / "checkpoints") == ["ttucb.npz"]
+    err = _cli_error(capsys, [*other, "--out", str(out), "--resume", "--overwrite"])
+    assert "not both" in err
+    assert cli.main([*other, "--out", str(out), "--overwrite"]) == 0
+    assert os.listdir(out / "checkpoints") == ["ctb_tt.npz"]
+    assert {line.split(",")[0] for line in _runs_csv(out).splitlines()[1:]} == {"ctb_tt"}
+
+
+def test_an_unfinished_sweeps_checkpoints_are_not_silently_reused(tmp_path, capsys):
+    out = tmp_path / "out"
+    (out / "checkpoints").mkdir(parents=True)
+    (out / "checkpoints" / "ttucb.npz").write_bytes(b"an earlier run's")
+    err = _cli_error(capsys, [*TINY, "--out", str(out)])
+    assert "holds an earlier sweep's results (checkpoints/)" in err
+
+
+@pytest.mark.parametrize("name", ["../../evil", "a/b", ".hidden", "a b"])
+def test_a_grid_name_must_be_a_file_name(name):
+    """The name is the default --out (results/<name>): ``../../evil`` wrote outside results/."""
+    message = _refused(f"name = {json.dumps(name)}\n" + _grid())
+    assert "name: must be a file name" in message
+
+
 # ----------------------------------------------------------------------------- properties
 ALGORITHMS = ("ttucb", "ctb_tt", "adap_tt", "adap_tt_star", "dp_se", "ttucb_dpa", "magic")
 NAMES = st.one_of(

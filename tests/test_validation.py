@@ -15,6 +15,7 @@ import pytest
 from _algorithms import ALL, GLOBAL_DP, LOCAL_DP, PRIVATE, WITH_THRESHOLD, taking
 
 import jaxbai
+from jaxbai import checks
 
 MU1 = jaxbai.bernoulli(jaxbai.PAPER_INSTANCES["mu1"])
 BAD_PROBABILITIES = [0.0, 1.0, -0.1, 1.5, math.nan]
@@ -293,6 +294,52 @@ def test_simulate_rejects_bad_max_samples(max_samples):
     """`max_samples` must be an integer in [1, 2³¹ − 1] (int32 sample counts)."""
     with pytest.raises(ValueError, match=r"^max_samples"):
         jaxbai.simulate(jaxbai.ttucb(), MU1, runs=2, max_samples=max_samples)
+
+
+@pytest.mark.usefixtures("no_compile")
+@pytest.mark.parametrize("seed", [-1, 2**32, 2**70, 1.0, True, "3"])
+def test_simulate_refuses_the_seeds_the_trial_and_the_sweep_refuse(seed):
+    """Seeds are integers in [0, 2³²) everywhere (`jaxbai.checks.check_seed`)."""
+    with pytest.raises(ValueError, match=r"^seed must"):
+        jaxbai.simulate(jaxbai.ttucb(), MU1, runs=2, seed=seed)
+
+
+@pytest.mark.parametrize("runs", [10**12, 2**31])
+def test_simulate_refuses_more_jobs_than_the_program_indexes(runs):
+    """``runs = 10**12`` used to raise MemoryError while the grid was built."""
+    with pytest.raises(ValueError, match=r"job indices a compiled program holds"):
+        jaxbai.simulate(jaxbai.ttucb(), MU1, runs=runs)
+
+
+def test_a_grid_larger_than_memory_is_refused_with_its_size():
+    assert checks.check_job_count(1000, 5, 1000 * (checks.JOB_BYTES + 24 * 5)) == 1000
+    with pytest.raises(ValueError, match=r"1,000 jobs of 5 arms needs about .* fewer runs"):
+        checks.check_job_count(1000, 5, 1000 * (checks.JOB_BYTES + 24 * 5) - 1)
+
+
+@pytest.mark.parametrize("num_arms", [2**16 + 1, 2**31, 10**20])
+def test_k_has_an_upper_bound_everywhere(num_arms, tmp_path):
+    """K = 2³¹ was killed for memory and K = 10²⁰ failed inside the compiler."""
+    message = rf"num_arms must be in \[2, 65536\], got {num_arms}"
+    with pytest.raises(ValueError, match=message):
+        jaxbai.Trial.create(tmp_path / "t.trial", "ttucb", num_arms, None, 0.05, 0)
+    with pytest.raises(ValueError, match=message):
+        checks.check_num_arms(num_arms)
+    if num_arms == 2**16 + 1:
+        with pytest.raises(ValueError, match=message):
+            jaxbai.bernoulli(np.linspace(0.1, 0.9, num_arms))
+
+
+def test_every_seed_below_two_to_the_32_runs():
+    """A seed in [2³¹, 2³²) used to raise OverflowError inside the engine (int32 seeds); the
+    master key is the same for a seed below 2³¹ either way (its high word is 0)."""
+    for seed in (2**31, 2**32 - 1):
+        res = jaxbai.simulate(jaxbai.ttucb(), MU1, runs=3, seed=seed, max_samples=10**6)
+        assert not res.censored.any() and (res.tau > 0).all()
+    assert not np.array_equal(
+        jaxbai.simulate(jaxbai.ttucb(), MU1, runs=3, seed=2**31, max_samples=10**6).tau,
+        jaxbai.simulate(jaxbai.ttucb(), MU1, runs=3, seed=0, max_samples=10**6).tau,
+    )
 
 
 @pytest.mark.parametrize("threshold", ["Theory", "eq4", ""])

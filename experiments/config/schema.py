@@ -47,7 +47,7 @@ LOCAL_EPSILONS: tuple[float, ...] = (
 RUN_BYTES = 2048
 """Memory a sweep holds per run, at its peak (measured: the engine's per-job arrays, the run
 table, and its CSV read back by the report); `experiments.config.validate` refuses a grid whose
-runs would need more than the machine's memory (`experiments.config.memory_bytes`)."""
+runs would need more than the machine's memory (`jaxbai.checks.memory_bytes`)."""
 
 FIGURE_KINDS = (
     "local",

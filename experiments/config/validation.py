@@ -18,7 +18,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -47,7 +46,7 @@ from experiments.config.specs import (
 from experiments.config.values import boolean, check_keys, choice, grid, integer, string
 from jaxbai import PAPER_INSTANCES
 from jaxbai import plugins as jaxbai_plugins
-from jaxbai.checks import COUNT_MAX
+from jaxbai.checks import COUNT_MAX, memory_bytes
 from jaxbai.engine import DRAWS, KERNELS
 
 __all__ = [
@@ -143,7 +142,7 @@ def parse(data: Mapping, name: str = "config", *, check: bool = True) -> SweepCo
     local, glob = _epsilon_grids(data)
     device = data.get("device")
     config = SweepConfig(
-        name=string(data.get("name", name), ("name",)),
+        name=check_file_name(string(data.get("name", name), ("name",)), ("name",)),
         description=string(data.get("description", ""), ("description",)),
         instances=instances,
         algorithms=algorithms,
@@ -195,14 +194,6 @@ def grid_runs(config: SweepConfig) -> int:
     """The runs of a sweep: instances × ε × δ × runs of every algorithm."""
     cells = sum(len(config.epsilons_for(spec)) for spec in config.algorithms)
     return cells * len(config.instances) * len(config.deltas) * config.runs
-
-
-def memory_bytes() -> int | None:
-    """The machine's physical memory (None where the system does not say)."""
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        return None
 
 
 def _check_size(config: SweepConfig) -> None:

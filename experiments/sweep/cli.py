@@ -125,7 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--out", help="output directory (default results/<name>; results/<instance> with --means)"
     )
-    run.add_argument("--resume", action="store_true", help="continue from the checkpoints")
+    run.add_argument(
+        "--resume", action="store_true", help="continue from the checkpoints (the same grid)"
+    )
+    run.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an earlier sweep's results in --out (refused without this or --resume)",
+    )
     plugins.add_argument(run)
     run.add_argument("--quiet", action="store_true", help="no progress lines")
     run.add_argument(
@@ -281,6 +288,7 @@ def main(argv: Sequence[str] | None = None, *, supervised: bool = False) -> int:
             sweep_config,
             out=sweep_config.out,
             resume=args.resume,
+            overwrite=args.overwrite,
             progress=not args.quiet,
             command=["python", "-m", "experiments.sweep", *argv],
             chunk_steps=args.chunk_steps,

@@ -1,6 +1,7 @@
 """The files of a sweep: its output directory, checked before anything compiles, and what it
 writes there (``runs.csv``, ``summary.csv``, figures, ``report.md``, ``sweep.json``).
 
+`claim_out` refuses an ``out`` an earlier sweep wrote (unless resumed or overwritten);
 `prepare_out` creates ``out/checkpoints`` and checks that both directories take files;
 `sweep_record` is the record of a run (``sweep.json``: the resolved configuration, versions,
 devices, git commit, engine throughput); `write_outputs` writes everything (the layout is in
@@ -17,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -29,7 +31,62 @@ from experiments.sweep import distributed
 if TYPE_CHECKING:  # at run time matplotlib is imported when first needed
     from matplotlib.figure import Figure
 
-__all__ = ["prepare_out", "sweep_record", "write_outputs"]
+__all__ = [
+    "RESULT_FILES",
+    "claim_out",
+    "prepare_out",
+    "previous_sweep",
+    "sweep_record",
+    "write_outputs",
+]
+
+
+RESULT_FILES = ("sweep.json", "runs.csv", "summary.csv", "report.md")
+"""The files a finished sweep leaves in its output directory (beside figures/ and checkpoints/)."""
+
+
+def previous_sweep(out: str) -> str | None:
+    """What an earlier sweep left in ``out`` (its first result file, or ``checkpoints/`` when only
+    checkpoints are there: an unfinished sweep), None where it left nothing.
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as out:
+        ...     before = previous_sweep(out)
+        ...     open(os.path.join(out, "runs.csv"), "w").close()
+        ...     before, previous_sweep(out)
+        (None, 'runs.csv')
+    """
+    for name in RESULT_FILES:
+        if os.path.exists(os.path.join(out, name)):
+            return name
+    checkpoints = os.path.join(out, "checkpoints")
+    if os.path.isdir(checkpoints) and os.listdir(checkpoints):
+        return "checkpoints/"
+    return None
+
+
+def claim_out(out: str, *, resume: bool = False, overwrite: bool = False) -> None:
+    """Check that ``out`` may take this sweep's results: a directory an earlier sweep wrote is
+    used only to continue it (``resume``: its checkpoints must be of the same grid) or to replace
+    it (``overwrite``: its checkpoints are removed here, so none of the old grid's lies beside
+    the new one's). Run by the process that writes the results, before `prepare_out`.
+
+    Raises:
+        ValueError: ``out`` holds an earlier sweep's results and neither ``resume`` nor
+            ``overwrite`` is set, or both are.
+    """
+    if resume and overwrite:
+        raise ValueError("resume continues the sweep in out, overwrite replaces it: not both")
+    left = previous_sweep(out) if os.path.isdir(out) else None
+    if left is not None and not (resume or overwrite):
+        raise ValueError(
+            f"output directory {out} holds an earlier sweep's results ({left}): --resume "
+            "continues the same grid, --overwrite replaces them; or choose another --out"
+        )
+    checkpoints = os.path.join(out, "checkpoints")
+    if overwrite and os.path.isdir(checkpoints):
+        shutil.rmtree(checkpoints)
 
 
 def prepare_out(out: str) -> None:

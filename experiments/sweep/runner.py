@@ -31,7 +31,7 @@ from experiments.sweep.engine_runs import (
     run_table,
     unfinished,
 )
-from experiments.sweep.outputs import prepare_out, sweep_record, write_outputs
+from experiments.sweep.outputs import claim_out, prepare_out, sweep_record, write_outputs
 
 if TYPE_CHECKING:  # at run time pandas and matplotlib are imported when first needed
     import pandas
@@ -112,6 +112,7 @@ def run(
     *,
     out: str | os.PathLike | None = None,
     resume: bool = False,
+    overwrite: bool = False,
     progress: bool = True,
     command: Sequence[str] | None = None,
     chunk_steps: int = 1 << 15,
@@ -126,7 +127,9 @@ def run(
         out: the output directory (runs.csv, summary.csv, sweep.json, figures/, report.md and
             the engine checkpoints, `experiments.sweep`); None writes nothing. It replaces the
             configuration's ``out``.
-        resume: continue from the checkpoints in ``out``.
+        resume: continue from the checkpoints in ``out`` (the same grid).
+        overwrite: replace the results of an earlier sweep in ``out`` (its checkpoints are
+            removed first); without it, or ``resume``, an ``out`` that holds them is refused.
         progress: print a line per algorithm and the engine's progress (on stderr).
         command: the command line recorded in ``sweep.json`` (the CLI passes its own).
         chunk_steps: engine steps per chunk (between checkpoints).
@@ -135,7 +138,8 @@ def run(
     Raises:
         ValueError: an invalid configuration (`experiments.config.ConfigError`), an
             unknown preset, ``resume`` without ``out``, an output directory that takes no
-            files, or a checkpoint written for another grid.
+            files or holds an earlier sweep's results (without ``resume`` or ``overwrite``),
+            or a checkpoint written for another grid.
         Interrupted: ``max_chunks`` stopped an algorithm before its runs finished.
     """
     from experiments.analysis import plot, report, stats
@@ -153,6 +157,8 @@ def run(
     check_kernel(sweep_config)
     writes = out is not None and distributed.is_writer()  # process 0 writes the results
     if out is not None:
+        if distributed.is_writer():  # the others would see its first checkpoints
+            claim_out(sweep_config.out, resume=resume, overwrite=overwrite)
         prepare_out(sweep_config.out)  # after every check that writes nothing
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     clock = time.perf_counter()

@@ -149,7 +149,10 @@ def _read_file(file: str, num_jobs: int, num_arms: int) -> tuple[str, dict[str, 
             not a whole checkpoint of ``num_jobs`` jobs of ``num_arms`` arms (empty, truncated,
             corrupted); the message names it and says what to do.
     """
-    fix = "delete it (its finished jobs then run again) or start over without resuming"
+    fix = (
+        "delete it (its finished jobs then run again) or start over without resuming "
+        "(a sweep: --overwrite)"
+    )
     expected = empty_results(num_jobs, num_arms)
     try:
         with np.load(file) as data:
@@ -165,7 +168,7 @@ def _read_file(file: str, num_jobs: int, num_arms: int) -> tuple[str, dict[str, 
     if older:
         raise ValueError(
             f"checkpoint {file} was written by an older jaxbai, without the final counts N_a; "
-            "rerun without resuming (or delete it)"
+            "rerun without resuming (a sweep: --overwrite) or delete it"
         )
     if any(array.shape != expected[n].shape for n, array in found[1].items()):
         raise ValueError(

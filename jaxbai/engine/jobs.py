@@ -21,8 +21,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxbai import checks
 from jaxbai.arrays import key_words
 from jaxbai.base import Instance
+from jaxbai.checks import memory_bytes
 
 __all__ = ["SHARED_DELTA", "Jobs", "fold_in_step", "grid_jobs", "job_key"]
 
@@ -125,6 +127,8 @@ def grid_jobs(
     dlt = np.atleast_1d(np.asarray(delta, np.float64))
     if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 1:
         raise ValueError(f"runs must be a positive integer, got {runs!r}")
+    num_arms = int(np.asarray(insts[0].means).shape[-1])
+    checks.check_job_count(len(insts) * eps.size * dlt.size * int(runs), num_arms, memory_bytes())
     i_idx, e_idx, d_idx, r_idx = (
         g.ravel()
         for g in np.meshgrid(

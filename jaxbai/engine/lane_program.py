@@ -385,7 +385,7 @@ def initial_carry(
     width = table.run.shape[0] // num_devices
     first_device = jax.tree_util.tree_map(lambda x: x[:width], table)
     stream, state, params, instance = jax.vmap(
-        lambda j: load_job(alg, num_arms, jnp.int32(seed), first_device._replace(count=0), j)
+        lambda j: load_job(alg, num_arms, jnp.uint32(seed), first_device._replace(count=0), j)
     )(jnp.zeros(lanes_per_device * num_devices, jnp.int32))
     lanes = Lanes(
         job=jnp.full(lanes_per_device * num_devices, width, jnp.int32),

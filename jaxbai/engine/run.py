@@ -23,7 +23,7 @@ import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
 import jaxbai.engine._distributed as _distributed
-from jaxbai import _devices
+from jaxbai import _devices, checks
 from jaxbai.base import Algorithm, Budgeted
 from jaxbai.engine._checkpoint import (
     empty_results,
@@ -159,7 +159,7 @@ def run_grid(
     Args:
         alg: an algorithm (static: selects the compiled program).
         jobs: the job list (`jaxbai.engine.grid_jobs`).
-        seed: master seed.
+        seed: master seed, in [0, 2³²) (`jaxbai.checks.check_seed`).
         max_samples: per-job sample budget; jobs that reach it are censored.
         draws: one of `DRAWS`: per-sample rewards, or one sum per arm and episode for episodic
             algorithms (the default where the instance allows it; same law of (τ, â, C),
@@ -207,8 +207,7 @@ def run_grid(
     best = _check_grid(alg, jobs, max_samples)
     alg = with_shared_deltas(with_draws(alg, jobs.instance, draws), jobs, share_deltas)
     kernel = resolve_kernel(kernel)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+    seed = checks.check_seed(seed)
     for name, value in (
         ("lanes_per_device", 1 if lanes_per_device is None else lanes_per_device),
         ("refill_every", refill_every),
@@ -358,7 +357,7 @@ def _run_pending(
             refill_every,
             mesh,
             jnp.int32(settings.max_samples),
-            jnp.int32(settings.seed),
+            jnp.uint32(settings.seed),
             jnp.int32(chunk_steps),
             table,
             carry,
@@ -395,13 +394,14 @@ def run_vmap(
     tests as the reference.
     """
     best = _check_grid(alg, jobs, max_samples)
+    seed = checks.check_seed(seed)
     alg = with_shared_deltas(with_draws(alg, jobs.instance, draws), jobs, share_deltas)
     num_arms = int(np.asarray(jobs.instance.means).shape[-1])
     units = _units(alg, jobs, np.arange(len(jobs)))
     table, order = device_tables(jobs, units, 1)
     start = time.perf_counter()
     outputs = jax.device_get(
-        vmap_until_all_stop(alg, num_arms, jnp.int32(max_samples), jnp.int32(seed), table)
+        vmap_until_all_stop(alg, num_arms, jnp.int32(max_samples), jnp.uint32(seed), table)
     )
     results = empty_results(len(jobs), num_arms)
     names = ("tau", "stopped", "recommendation", "rounds", "counts")
