@@ -16,8 +16,8 @@ import numpy as np
 COUNT_MAX = int(np.iinfo(np.int32).max)
 """Largest sample count representable by the count dtype (int32)."""
 SMALLEST_PARAMETER = 1e-30
-"""Smallest ε, δ, γ accepted: parameters are float32 on device, whose normal range ends near
-1e-38; below 1e-30, log(1/δ) and 1/ε² would lose precision or underflow."""
+"""Smallest δ and γ accepted: parameters are float32 on device, whose normal range ends near
+1e-38; below 1e-30, log(1/δ) would lose precision or underflow (ε: `SMALLEST_EPSILON`)."""
 
 
 def is_concrete(x: object) -> bool:
@@ -33,13 +33,24 @@ def as_float_array(name: str, value: object) -> np.ndarray:
     return arr
 
 
+SMALLEST_EPSILON = 1e-12
+"""Smallest ε accepted anywhere. Every δ-correct ε-DP algorithm needs E[τ] ≥ T*_ε log(1/(3δ))
+with T*_ε ≥ 1/ε (Jourdan & Azize 2025; d_ε ≤ ε TV ≤ ε), so below 1e-12 no run can stop
+legitimately within the 2³¹ − 1 samples a count holds (δ ≤ 0.33); and the float32 programs
+break down further on: AdaP-TT's threshold divides by ε², which underflows below ~1e-19, and
+its runs then stopped after 3 samples with a random arm (docs/semantics.md §35)."""
+
+
 def check_epsilon(epsilon: object) -> np.ndarray:
-    """Privacy budget ε > 0 (``inf`` allowed: no privacy)."""
+    """Privacy budget ε ≥ `SMALLEST_EPSILON` (``inf`` allowed: no privacy)."""
     eps = as_float_array("epsilon", epsilon)
     if (eps <= 0).any():
         raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
-    if (eps < SMALLEST_PARAMETER).any():
-        raise ValueError(f"epsilon must be >= {SMALLEST_PARAMETER} (float32), got {epsilon!r}")
+    if (eps < SMALLEST_EPSILON).any():
+        raise ValueError(
+            f"epsilon must be >= {SMALLEST_EPSILON:g} (below it no run can stop within 2**31 "
+            f"samples, and float32 breaks down), got {epsilon!r}"
+        )
     return eps
 
 
@@ -54,16 +65,17 @@ so two seeds 2³² apart would give the same key."""
 
 
 def check_mechanism_epsilon(epsilon: object) -> float:
-    """ε of a mechanism that runs on real data: a float in [1e-30, `LARGEST_EPSILON`].
+    """ε of a mechanism that runs on real data: a float in [`SMALLEST_EPSILON`,
+    `LARGEST_EPSILON`].
 
     Example:
       >>> check_mechanism_epsilon(0.5)
       0.5
     """
     eps = real_number("epsilon", epsilon)
-    if not (math.isfinite(eps) and SMALLEST_PARAMETER <= eps <= LARGEST_EPSILON):
+    if not (math.isfinite(eps) and SMALLEST_EPSILON <= eps <= LARGEST_EPSILON):
         raise ValueError(
-            f"epsilon must be finite, in [{SMALLEST_PARAMETER:g}, {LARGEST_EPSILON:g}], got {eps!r}"
+            f"epsilon must be finite, in [{SMALLEST_EPSILON:g}, {LARGEST_EPSILON:g}], got {eps!r}"
         )
     return eps
 

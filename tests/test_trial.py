@@ -377,7 +377,7 @@ def test_invalid_configurations_are_rejected(tmp_path):
         ({"algorithm": "adap_tt", "epsilon": math.inf}, "epsilon must be finite"),
         (
             {"algorithm": "adap_tt", "epsilon": 1e300},
-            r"epsilon must be finite, in \[1e-30, 30\]",
+            r"epsilon must be finite, in \[1e-12, 30\]",
         ),
         ({"algorithm": "adap_tt", "epsilon": None}, "needs epsilon"),
         ({"algorithm": "ctb_tt", "epsilon": 1.0, "clip": True}, "participants clip"),

@@ -138,7 +138,7 @@ class Trial:
           path: the store to create; it must not exist.
           algorithm: registry name, a key of `jaxbai.registry.ALGORITHMS`.
           num_arms: K ≥ 2.
-          epsilon: ε in [1e-30, 30] (``None`` for an algorithm that takes none:
+          epsilon: ε in [1e-12, 30] (``None`` for an algorithm that takes none:
             ``ttucb``).
           delta: δ in (0, 1).
           seed: seed of the JAX key, in [0, 2³²) (tie-breaking priorities; all noise in

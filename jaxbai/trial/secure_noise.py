@@ -284,7 +284,7 @@ def secure_randomised_response(
       The privatised bit, 0 or 1; ε-local DP (Lemma 12).
 
     Raises:
-      ValueError: ε not in [1e-30, 30], or r not in [0, 1].
+      ValueError: ε not in [1e-12, 30], or r not in [0, 1].
 
     Example:
       >>> secure_randomised_response(1.0, epsilon=1.0) in (0, 1)
@@ -304,7 +304,7 @@ def gaussian_sigma(epsilon: float, gamma: float) -> float:
       3.1075
 
     Raises:
-      ValueError: ε not in [1e-30, 30], or γ not in (0, 1).
+      ValueError: ε not in [1e-12, 30], or γ not in (0, 1).
     """
     epsilon = checks.check_mechanism_epsilon(epsilon)
     gamma = checks.check_mechanism_gamma(gamma)
@@ -353,7 +353,7 @@ def secure_laplace_mechanism(
       The privatised reward, a double.
 
     Raises:
-      ValueError: ε not in [1e-30, 30].
+      ValueError: ε not in [1e-12, 30].
 
     Example:
       >>> isinstance(secure_laplace_mechanism(0.5, 1.0), float)
@@ -391,7 +391,7 @@ def privatize_locally(
 
     Raises:
       ValueError: ``mechanism`` is not a `jaxbai.base.Mechanism` (the algorithm is not
-        local-DP); ε is not in [1e-30, 30] (as `jaxbai.trial.Trial.create` checks it); the
+        local-DP); ε is not in [1e-12, 30] (as `jaxbai.trial.Trial.create` checks it); the
         reward is not finite, or outside [0, 1] and ``clip`` is False.
 
     Example:
