@@ -238,3 +238,63 @@ def check_unique_best(means: object) -> np.ndarray:
     if ((arr == arr.max(axis=-1, keepdims=True)).sum(axis=-1) != 1).any():
         raise ValueError("every instance must have a unique best arm")
     return np.argmax(arr, axis=-1)
+
+
+def check_algorithm(alg: object) -> None:
+    """ValueError unless ``alg`` is an algorithm object (`jaxbai.base.Algorithm`): a factory
+    passed uncalled (``jaxbai.adap_tt`` for ``jaxbai.adap_tt()``), a name or None is named.
+
+    Example:
+      >>> import jaxbai
+      >>> check_algorithm(jaxbai.ttucb())
+      >>> check_algorithm(jaxbai.ttucb)
+      Traceback (most recent call last):
+      ...
+      ValueError: algorithm: ttucb is a factory; pass the algorithm it builds, ttucb()
+    """
+    from jaxbai.base import Algorithm
+
+    if isinstance(alg, Algorithm):
+        return
+    if callable(alg) and hasattr(alg, "__name__"):
+        name = alg.__name__
+        raise ValueError(f"algorithm: {name} is a factory; pass the algorithm it builds, {name}()")
+    raise ValueError(
+        f"algorithm must be an algorithm object such as jaxbai.ttucb(), got {alg!r}"
+        + (
+            " (a registry name: jaxbai.ALGORITHMS[name]() builds it)"
+            if isinstance(alg, str)
+            else ""
+        )
+    )
+
+
+def check_instance(inst: object) -> None:
+    """ValueError unless ``inst`` is an instance (`jaxbai.base.Instance`, e.g.
+    ``jaxbai.bernoulli([0.6, 0.4])``), naming what it got."""
+    from jaxbai.base import Instance
+
+    if not isinstance(inst, Instance) or isinstance(inst, (str, bytes)):
+        raise ValueError(
+            f"instance must be an instance such as jaxbai.bernoulli([0.6, 0.4]), got {inst!r}"
+        )
+
+
+def real_values(name: str, value: object) -> np.ndarray:
+    """``value`` as a float64 scalar or non-empty 1-D array of real numbers: no strings or
+    bools (NumPy would read ``"1"`` as 1.0), no empty grid.
+
+    Example:
+      >>> real_values("epsilon", [0.5, 1]).tolist()
+      [0.5, 1.0]
+    """
+    values = np.asarray(value, dtype=object)
+    if any(isinstance(v, (str, bytes, bool, np.bool_)) for v in values.reshape(-1)):
+        raise ValueError(f"{name} must be real numbers, got {value!r}")
+    try:
+        arr = np.asarray(value, np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be real numbers, got {value!r}") from err
+    if arr.ndim > 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a number or a non-empty 1-D sequence, got {value!r}")
+    return arr

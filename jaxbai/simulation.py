@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxbai import checks
 from jaxbai.base import Algorithm, Instance
 from jaxbai.engine import grid_jobs, run_grid
 
@@ -79,12 +80,12 @@ def simulate(
         >>> res.tau.shape
         (4,)
     """
+    checks.check_algorithm(alg)
+    checks.check_instance(inst)
     if epsilon is None and alg.info.takes_epsilon:
         raise ValueError(f"{alg.name} needs epsilon")
-    eps_in = np.asarray(np.inf if epsilon is None else epsilon, np.float64)
-    dlt_in = np.asarray(delta, np.float64)
-    if eps_in.ndim > 1 or dlt_in.ndim > 1:
-        raise ValueError("epsilon and delta must be scalars or 1-D sequences")
+    eps_in = checks.real_values("epsilon", np.inf if epsilon is None else epsilon)
+    dlt_in = checks.real_values("delta", delta)
     jobs = grid_jobs(inst, eps_in, dlt_in, runs)
     res = run_grid(alg, jobs, seed=seed, max_samples=max_samples, **engine_options)
     shape = eps_in.shape + dlt_in.shape + (runs,)

@@ -513,7 +513,7 @@ VALID_FILES = st.fixed_dictionaries(
         "threshold": st.sampled_from(["heuristic", "theory"]),
         "draws": st.sampled_from(engine.DRAWS),
         "device": st.sampled_from(["cpu", "gpu"]),
-        "name": st.text(max_size=8),
+        "name": st.from_regex(r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]{0,7}", fullmatch=True),
         "description": st.text(max_size=12),
     },
 )  # fmt: skip

@@ -304,6 +304,30 @@ def test_simulate_refuses_the_seeds_the_trial_and_the_sweep_refuse(seed):
         jaxbai.simulate(jaxbai.ttucb(), MU1, runs=2, seed=seed)
 
 
+@pytest.mark.parametrize(
+    ("alg", "inst", "message"),
+    [
+        (jaxbai.adap_tt, MU1, r"^algorithm: adap_tt is a factory; pass .* adap_tt\(\)"),
+        ("ttucb", MU1, r"^algorithm must be an algorithm object .*\(a registry name"),
+        (None, MU1, r"^algorithm must be an algorithm object"),
+        (jaxbai.ttucb(), None, r"^instance must be an instance"),
+        (jaxbai.ttucb(), "mu1", r"^instance must be an instance"),
+        (jaxbai.ttucb(), [0.6, 0.4], r"^instance must be an instance"),
+    ],
+)
+def test_simulate_names_a_wrong_algorithm_or_instance(alg, inst, message):
+    """These raised AttributeError from deep inside."""
+    with pytest.raises(ValueError, match=message):
+        jaxbai.simulate(alg, inst, epsilon=1.0, runs=2)
+
+
+@pytest.mark.parametrize("epsilon", [[], "1", ["1"], [True], [[0.5]]])
+def test_simulate_refuses_epsilons_that_are_not_a_grid_of_numbers(epsilon):
+    """``epsilon=[]`` ran an empty grid and ``'1'`` was read as 1.0."""
+    with pytest.raises(ValueError, match=r"^epsilon must be"):
+        jaxbai.simulate(jaxbai.adap_tt(), MU1, epsilon=epsilon, runs=2)
+
+
 @pytest.mark.parametrize("runs", [10**12, 2**31])
 def test_simulate_refuses_more_jobs_than_the_program_indexes(runs):
     """``runs = 10**12`` used to raise MemoryError while the grid was built."""

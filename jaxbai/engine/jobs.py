@@ -115,9 +115,15 @@ def grid_jobs(
         >>> len(jobs)
         6
     """
-    insts = [instances] if hasattr(instances, "means") else list(instances)
+    insts = (
+        [instances]
+        if isinstance(instances, (str, bytes)) or hasattr(instances, "means")
+        else (list(instances) if isinstance(instances, Sequence) else [instances])
+    )
     if not insts:
         raise ValueError("instances must not be empty")
+    for inst in insts:
+        checks.check_instance(inst)
     structure = jax.tree_util.tree_structure(insts[0])
     if any(jax.tree_util.tree_structure(i) != structure for i in insts):
         raise ValueError("all instances of a grid must have the same type")

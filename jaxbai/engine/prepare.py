@@ -68,6 +68,7 @@ def default_lanes(platform: str, jobs_per_device: int) -> int:
 
 def _check_grid(alg: Algorithm, jobs: Jobs, max_samples: int) -> np.ndarray:
     """Validate a grid before compiling; returns each job's best arm."""
+    checks.check_algorithm(alg)
     max_samples = checks.check_max_samples(max_samples)
     if alg.info.unit_interval and not jobs.instance.unit_interval:
         raise ValueError(f"{alg.name} needs rewards in [0, 1]; got {type(jobs.instance).__name__}")

@@ -31,6 +31,7 @@ __all__ = [
     "check_sensitive",
     "compiled",
     "participant_mechanism",
+    "stored_config",
 ]
 
 
@@ -149,3 +150,19 @@ def participant_mechanism(algorithm: str, options: dict[str, Any]) -> Mechanism:
             f"{algorithm} is not local-DP: its participants send their raw rewards to the trial"
         )
     return mechanism
+
+
+def stored_config(path: object, config: TrialConfig, sensitive: object) -> TrialConfig:
+    """A store's configuration held to the checks `Trial.create` runs (`check_config`,
+    `check_sensitive`): a store of schema 2 or 3 carries no digest, and a migrated one what an
+    older version wrote.
+
+    Raises:
+      ValueError: naming the store ``path`` and what no trial may run.
+    """
+    try:
+        config = check_config(config)
+        check_sensitive(config, sensitive)
+    except ValueError as err:
+        raise ValueError(f"trial {path}: {err}") from err
+    return config

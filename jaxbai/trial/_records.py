@@ -13,14 +13,22 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Set
+from typing import Any
 
+import jax
 import numpy as np
 
 import jaxbai.trial.secure_noise as secure_noise
 from jaxbai.base import AlgorithmInfo
 from jaxbai.trial._config import TrialConfig
 
-__all__ = ["BINARY", "check_observation", "check_participant", "is_index"]
+__all__ = [
+    "BINARY",
+    "check_finite_state",
+    "check_observation",
+    "check_participant",
+    "is_index",
+]
 
 BINARY = (0.0, 1.0)
 """The values of ``outcomes="binary"``."""
@@ -107,3 +115,16 @@ def _one_of(reward: object, values: tuple[float, ...] | None, records: str) -> f
         allowed = " or ".join(f"{v:g}" for v in values)
         raise ValueError(f"{records}: {allowed}, got {z!r}")
     return z
+
+
+def check_finite_state(state: Any, applied: list[int]) -> None:
+    """ValueError if the outcomes of participants ``applied`` made a float of the algorithm's
+    state non-finite (float32 sums of large observations overflow): nothing is then written."""
+    for leaf in jax.tree_util.tree_leaves(state):
+        values = np.asarray(leaf)
+        if np.issubdtype(values.dtype, np.floating) and not np.isfinite(values).all():
+            raise ValueError(
+                f"the outcomes of participants {applied} would make the algorithm's state "
+                "non-finite (float32 overflow): nothing was recorded; record values of a "
+                "magnitude the algorithm's float32 state can sum"
+            )

@@ -32,7 +32,7 @@ import jaxbai.trial._store as _store
 from jaxbai import checks
 from jaxbai.base import Algorithm, Episodic, Mechanism
 from jaxbai.registry import ALGORITHMS
-from jaxbai.trial._algorithm import build, check_config, check_sensitive, compiled
+from jaxbai.trial._algorithm import build, check_config, compiled, stored_config
 from jaxbai.trial._config import (
     PUBLICATION_FORMAT,
     PUBLICATION_VERSION,
@@ -40,7 +40,12 @@ from jaxbai.trial._config import (
     TrialConfig,
     TrialStatus,
 )
-from jaxbai.trial._records import check_observation, check_participant, is_index
+from jaxbai.trial._records import (
+    check_finite_state,
+    check_observation,
+    check_participant,
+    is_index,
+)
 from jaxbai.trial._release import Releaser, add_to_window
 from jaxbai.trial.discrete_noise import RandBits
 
@@ -57,30 +62,6 @@ _split = jax.jit(jax.random.split)
 # ------------------------------------------------------------------------------ helpers
 def _first_key(seed: int | None) -> jax.Array:
     return jax.random.key(secrets.randbits(32) if seed is None else checks.check_seed(seed))
-
-
-def _checked_config(store: _store.Store) -> TrialConfig:
-    """The store's configuration, held to the checks `Trial.create` runs: a store of schema 2 or
-    3 carries no digest, and a migrated one what an older version wrote."""
-    try:
-        config = check_config(store.config)
-        check_sensitive(config, store.sensitive)
-    except ValueError as err:
-        raise ValueError(f"trial {store.path}: {err}") from err
-    return config
-
-
-def _check_finite_state(state: Any, applied: list[int]) -> None:
-    """ValueError if the outcomes of participants ``applied`` made a float of the algorithm's
-    state non-finite (float32 sums of large observations overflow): nothing is then written."""
-    for leaf in jax.tree_util.tree_leaves(state):
-        values = np.asarray(leaf)
-        if np.issubdtype(values.dtype, np.floating) and not np.isfinite(values).all():
-            raise ValueError(
-                f"the outcomes of participants {applied} would make the algorithm's state "
-                "non-finite (float32 overflow): nothing was recorded; record values of a "
-                "magnitude the algorithm's float32 state can sum"
-            )
 
 
 # ------------------------------------------------------------------------------ the trial
@@ -105,7 +86,7 @@ class Trial:
     def __init__(self, store: _store.Store, randbits: RandBits | None) -> None:
         self._store: _store.Store | None = store
         self._path = store.path
-        self._config = _checked_config(store)
+        self._config = stored_config(store.path, store.config, store.sensitive)
         self._alg, self._params = build(self._config)
         self._releaser = Releaser(self._config, self._alg, randbits)
         self._fns = compiled(self._alg)
@@ -403,7 +384,7 @@ class Trial:
                 break
             p += 1
             z = self._held[p]
-        _check_finite_state(snap.state, applied)
+        check_finite_state(snap.state, applied)
         self._write(snap, release=applied[1:])
         self._snap = snap
         for q in applied:
