@@ -28,7 +28,7 @@ from _trajectories import (
 from scipy import stats
 
 import jaxbai
-from experiments.studies import reference_dp_tt
+from experiments.studies import reference_dp_tt, reference_formulas
 from jaxbai import costs, estimators, thresholds
 from jaxbai.theory import private_cost
 
@@ -55,7 +55,9 @@ def test_kl_cost_is_the_private_cost_at_infinite_epsilon():
     w_a, w_b = jnp.array([10.0, 200.0, 3.0]), jnp.array([4.0, 50.0, 9.0])
     kl = costs.kl_bernoulli_cost(mu_a, mu_b, w_a, w_b)
     np.testing.assert_allclose(kl, private_cost(mu_a, mu_b, w_a, w_b, jnp.inf), rtol=1e-5)
-    want = [reference_dp_tt.kl_cost(*map(float, v)) for v in zip(mu_a, mu_b, w_a, w_b, strict=True)]
+    want = [
+        reference_formulas.kl_cost(*map(float, v)) for v in zip(mu_a, mu_b, w_a, w_b, strict=True)
+    ]
     np.testing.assert_allclose(kl, want, rtol=1e-5)
     assert float(costs.kl_bernoulli_cost(0.3, 0.6, 5, 5)) == 0.0
 
@@ -226,3 +228,31 @@ def test_eb_tci_delta_correct():
     )
     wrong = int(np.sum(~res.correct & ~res.censored))
     assert _clopper_pearson_lower(wrong, runs) <= delta and not res.censored.any(), wrong
+
+
+@pytest.mark.statistical
+def test_ttucb_with_the_kl_cost_delta_correct():
+    """TTUCB with EB-TCI's Bernoulli-KL cost (``ttucb(cost="kl_bernoulli")``, beyond the paper)."""
+    delta, runs = 0.1, 400
+    res = jaxbai.simulate(
+        jaxbai.ttucb(cost="kl_bernoulli"),
+        jaxbai.bernoulli((0.6, 0.5, 0.45)),
+        delta=delta,
+        runs=runs,
+        seed=5,
+    )
+    wrong = int(np.sum(~res.correct & ~res.censored))
+    assert _clopper_pearson_lower(wrong, runs) <= delta and not res.censored.any(), wrong
+
+
+def test_the_kl_cost_option_is_checked():
+    with pytest.raises(ValueError, match=r"cost must be one of \('gaussian', 'kl_bernoulli'\)"):
+        jaxbai.ttucb(cost="kl")
+    with pytest.raises(ValueError, match="threshold='heuristic' only"):
+        jaxbai.ttucb(cost="kl_bernoulli", threshold="theory")
+    with pytest.raises(ValueError, match=r"needs rewards in \[0, 1\]"):
+        jaxbai.simulate(jaxbai.ttucb(cost="kl_bernoulli"), jaxbai.gaussian([1.0, 0.0]), runs=2)
+    info = jaxbai.ttucb(cost="kl_bernoulli").info
+    means = np.array([0.8, 0.6, 0.5])
+    want = jaxbai.eb_tci().info.allocation_target(means, np.array([np.inf]))
+    np.testing.assert_allclose(info.allocation_target(means, np.array([np.inf])), want)

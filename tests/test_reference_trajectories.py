@@ -78,12 +78,17 @@ def observations(name: str, epsilon: float, gamma: float | None, seed: int) -> n
     return np.asarray(obs, np.float32)
 
 
-def case(name, epsilon, threshold=None, leader_bonus=None, seed=0, episodes=None):
+def case(name, epsilon, threshold=None, leader_bonus=None, seed=0, episodes=None, cost=None):
     """One parametrisation: (factory name, factory kwargs, ε, seed)."""
-    options = (("threshold", threshold), ("leader_bonus", leader_bonus), ("episodes", episodes))
+    options = (
+        ("threshold", threshold),
+        ("leader_bonus", leader_bonus),
+        ("episodes", episodes),
+        ("cost", cost),
+    )
     kwargs = {k: v for k, v in options if v}
     eps = None if epsilon is None else f"eps{epsilon:g}"
-    label = "-".join(x for x in (name, threshold, leader_bonus, episodes, eps) if x)
+    label = "-".join(x for x in (name, threshold, leader_bonus, episodes, cost, eps) if x)
     if seed:
         label += f"-seed{seed}"
     return pytest.param(name, kwargs, epsilon, seed, id=label)
@@ -96,6 +101,8 @@ def slow(param):
 
 TOP_TWO_CASES = [
     *(case("ttucb", None, t) for t in ("heuristic", "theory")),
+    # Beyond the paper: the Bernoulli-KL cost (rewards of the tables are Beta, in [0, 1]).
+    *(case("ttucb", None, "heuristic", seed=s, cost="kl_bernoulli") for s in (0, 1)),
     *(case("ctb_tt", 2.0, t) for t in ("heuristic", "theory")),
     *(case("gauss_ldp_tt", 10.0, t) for t in ("heuristic", "theory")),
     *(

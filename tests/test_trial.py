@@ -110,6 +110,8 @@ def drive(t: Trial, observe, max_samples):
         ("adap_tt_global", 0.5, "secure", "binary"),
         ("ttucb", None, "secure", "unit"),
         ("ctb_tt", 2.0, "secure", "unit"),
+        ("dp_tt", 1.0, "secure", "unit"),
+        ("eb_tci", None, "secure", "unit"),
     ],
 )
 def test_trial_matches_ask_tell(tmp_path, no_fsync, algorithm, epsilon, noise, outcomes):

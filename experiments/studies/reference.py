@@ -33,6 +33,7 @@ from experiments.studies.reference_formulas import (
     heuristic_private,
     heuristic_tilde,
     k_index,
+    kl_cost,
     private_bonus,
     private_cost,
 )
@@ -130,6 +131,7 @@ def top_two(
     follow: Sequence[int] | None = None,
     tolerance: float = 0.0,
     censor: bool = False,
+    cost: str = "gaussian",
 ) -> Trajectory:
     """One run of an instance of Alg. 1 (Table 1; standalone forms Alg. 6–10; DPA: Alg. 11).
 
@@ -166,6 +168,9 @@ def top_two(
         tolerance: relative width of a floating-point near-tie.
         censor: return a censored run (recommendation −1, τ = ``max_samples``; docs/semantics.md
             §14) instead of raising when there is no stop within ``max_samples``.
+        cost: ttucb only: ``"gaussian"`` (W^G) or ``"kl_bernoulli"`` (inf_x of the count-weighted
+            Bernoulli KL, `experiments.studies.reference_dp_tt.kl_cost`), in the challenger and
+            the GLR test alike.
 
     Raises:
         RuntimeError: no stop within ``max_samples`` (unless ``censor``).
@@ -174,6 +179,8 @@ def top_two(
         raise ValueError(name)
     if episodes not in ("per_arm", "global") or (episodes == "global" and name not in EPISODIC):
         raise ValueError(f"episodes={episodes!r} for {name}")
+    if cost not in ("gaussian", "kl_bernoulli") or (cost != "gaussian" and name != "ttucb"):
+        raise ValueError(f"cost={cost!r} for {name}")
     num_arms = len(observations)
     daf = name in ("adap_tt", "adap_tt_star", "adap_tt_star_ratio")
     dpa = name == "ttucb_dpa"
@@ -184,9 +191,11 @@ def top_two(
         sigma2 += gaussian_mechanism_sigma(epsilon, gamma) ** 2  # Remark 13, docs/semantics.md §7
     cost_eps = name in ("adap_tt_star", "adap_tt_star_ratio")
 
-    def cost(mu_a, mu_b, w_a, w_b):
+    def transport(mu_a, mu_b, w_a, w_b):
         if cost_eps:
             return private_cost(mu_a, mu_b, w_a, w_b, sigma2, epsilon)
+        if cost == "kl_bernoulli":
+            return kl_cost(mu_a, mu_b, w_a, w_b)
         return gaussian_cost(mu_a, mu_b, w_a, w_b, sigma2)
 
     def stop_threshold(mu_a, mu_b, w_a, w_b, samples):
@@ -240,7 +249,7 @@ def top_two(
         """[(W_{rec,b}, c_{rec,b}) for b ≠ rec] on (μ̃, Ñ) (Eq. 2)."""
         return [
             (
-                cost(means[rec], means[b], local[rec], local[b]),
+                transport(means[rec], means[b], local[rec], local[b]),
                 stop_threshold(means[rec], means[b], local[rec], local[b], samples),
             )
             for b in range(num_arms)
@@ -260,7 +269,7 @@ def top_two(
         """
         others = [a for a in range(num_arms) if a != leader]
         mu, w = means[leader], counts[leader]
-        tc = [cost(mu, means[a], w, counts[a]) for a in range(num_arms)]
+        tc = [transport(mu, means[a], w, counts[a]) for a in range(num_arms)]
         if name == "adap_tt_star_ratio":
             tc = [
                 tc[a] / stop_threshold(mu, means[a], w, counts[a], samples) if a != leader else 0.0

@@ -18,6 +18,7 @@ import math
 from collections.abc import Sequence
 
 from experiments.studies.reference import Trajectory, argmax, argmin, near
+from experiments.studies.reference_formulas import kl, kl_cost
 
 GOLDEN_STEPS = 200
 """Golden-section steps of `private_cost`: the bracket shrinks by 0.618 per step, far below
@@ -25,16 +26,6 @@ double precision."""
 
 
 # ----------------------------------------------------------------------------- divergences
-def kl(p: float, q: float) -> float:
-    """Bernoulli KL(p, q), with 0 log 0 = 0."""
-    total = 0.0
-    if p > 0:
-        total += p * math.log(p / q)
-    if p < 1:
-        total += (1 - p) * math.log((1 - p) / (1 - q))
-    return total
-
-
 def g(mu: float, epsilon: float) -> float:
     """g_ε(μ) = μ e^ε / (μ (e^ε − 1) + 1), as μ / (μ + (1 − μ) e^{−ε}) (no overflow)."""
     if mu <= 0:
@@ -74,14 +65,6 @@ def private_cost(mu_i: float, mu_j: float, w_i: float, w_j: float, epsilon: floa
         else:
             lo = left
     return min(objective(lo), objective(hi), objective((lo + hi) / 2))
-
-
-def kl_cost(mu_i: float, mu_j: float, w_i: float, w_j: float) -> float:
-    """inf_x w_i kl(μ_i, x) + w_j kl(μ_j, x) for μ_i > μ_j: x = the weighted mean."""
-    if mu_i <= mu_j:
-        return 0.0
-    x = (w_i * mu_i + w_j * mu_j) / (w_i + w_j)
-    return w_i * kl(mu_i, x) + w_j * kl(mu_j, x)
 
 
 # ----------------------------------------------------------------------------- thresholds

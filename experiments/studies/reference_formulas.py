@@ -151,3 +151,21 @@ def heuristic_tilde(mu_a, mu_b, w_a, w_b, delta, epsilon, sigma2) -> float:
         + (1 / w_a + 1 / w_b) * log_d**2 / (2 * epsilon**2 * sigma2)
         + math.sqrt(2) / (epsilon * sigma) * (1 / math.sqrt(w_a) + 1 / math.sqrt(w_b)) * log_d**1.5
     )
+
+
+def kl(p: float, q: float) -> float:
+    """Bernoulli KL(p, q), with 0 log 0 = 0."""
+    total = 0.0
+    if p > 0:
+        total += p * math.log(p / q)
+    if p < 1:
+        total += (1 - p) * math.log((1 - p) / (1 - q))
+    return total
+
+
+def kl_cost(mu_i: float, mu_j: float, w_i: float, w_j: float) -> float:
+    """inf_x w_i kl(μ_i, x) + w_j kl(μ_j, x) for μ_i > μ_j: x = the weighted mean."""
+    if mu_i <= mu_j:
+        return 0.0
+    x = (w_i * mu_i + w_j * mu_j) / (w_i + w_j)
+    return w_i * kl(mu_i, x) + w_j * kl(mu_j, x)

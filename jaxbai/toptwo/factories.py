@@ -101,19 +101,53 @@ def _check_beta_sigma(beta: float, sigma: float) -> None:
     checks.check_positive("sigma", sigma)
 
 
-def ttucb(threshold: str = "heuristic", beta: float = 0.5, sigma: float = 0.5) -> TopTwo:
+TTUCB_COSTS = ("gaussian", "kl_bernoulli")
+"""The transportation costs `ttucb` offers."""
+
+
+def ttucb(
+    threshold: str = "heuristic", beta: float = 0.5, sigma: float = 0.5, cost: str = "gaussian"
+) -> TopTwo:
     """TTUCB (Alg. 6; Jourdan & Degenne 2024): MLE, W^G and b^G (Eq. 3), c^G (Eq. 4). Not private.
 
     Args:
         threshold: ``"heuristic"`` (log((1 + log n)/δ)) or ``"theory"`` (Eq. 4).
         beta: tracking proportion β.
         sigma: sub-Gaussian σ (1/2 for rewards in [0, 1]).
+        cost: ``"gaussian"`` (W^G, Eq. 3) or ``"kl_bernoulli"``, beyond the paper: the
+            Bernoulli-KL cost of EB-TCI (`jaxbai.costs.kl_bernoulli_cost`) in the TC challenger
+            and the GLR test, named ``ttucb_kl``. Its rewards must lie in [0, 1], and only the
+            heuristic threshold is offered with it: Eq. (4) bounds the Gaussian statistic, which
+            the KL one exceeds (Pinsker), so c^G would not make it δ-correct. Its allocation
+            target and asymptotic bound are those of T*_{KL,β} (Jourdan et al. 2022).
 
     Example:
         >>> alg = ttucb()
         >>> params = alg.params(delta=0.01)
+        >>> kl = ttucb(cost="kl_bernoulli")
+        >>> kl.name, kl.info.unit_interval
+        ('ttucb_kl', True)
     """
     _check_beta_sigma(beta, sigma)
+    if cost not in TTUCB_COSTS:
+        raise ValueError(f"cost must be one of {TTUCB_COSTS}, got {cost!r}")
+    if cost == "kl_bernoulli":
+        if threshold != "heuristic":
+            raise ValueError(
+                "cost='kl_bernoulli' takes threshold='heuristic' only: the theory threshold "
+                "(Eq. 4) is proved for the Gaussian statistic, which the KL one exceeds"
+            )
+        alg = TopTwo(
+            "ttucb_kl",
+            estimators.MLE(unit_observations=True),
+            cost_kl_bernoulli,
+            bonus_gaussian,
+            _threshold("gaussian", threshold),
+            beta=beta,
+            sigma=sigma,
+            takes_epsilon=False,
+        )
+        return with_guarantee(alg, beta_optimal_bernoulli, t_star_beta_bernoulli)
     alg = TopTwo(
         "ttucb",
         estimators.MLE(),
