@@ -131,33 +131,24 @@ def ttucb(
     _check_beta_sigma(beta, sigma)
     if cost not in TTUCB_COSTS:
         raise ValueError(f"cost must be one of {TTUCB_COSTS}, got {cost!r}")
-    if cost == "kl_bernoulli":
-        if threshold != "heuristic":
-            raise ValueError(
-                "cost='kl_bernoulli' takes threshold='heuristic' only: the theory threshold "
-                "(Eq. 4) is proved for the Gaussian statistic, which the KL one exceeds"
-            )
-        alg = TopTwo(
-            "ttucb_kl",
-            estimators.MLE(unit_observations=True),
-            cost_kl_bernoulli,
-            bonus_gaussian,
-            _threshold("gaussian", threshold),
-            beta=beta,
-            sigma=sigma,
-            takes_epsilon=False,
+    kl = cost == "kl_bernoulli"
+    if kl and threshold != "heuristic":
+        raise ValueError(
+            "cost='kl_bernoulli' takes threshold='heuristic' only: the theory threshold "
+            "(Eq. 4) is proved for the Gaussian statistic, which the KL one exceeds"
         )
-        return with_guarantee(alg, beta_optimal_bernoulli, t_star_beta_bernoulli)
     alg = TopTwo(
-        "ttucb",
-        estimators.MLE(),
-        cost_gaussian,
+        "ttucb_kl" if kl else "ttucb",
+        estimators.MLE(unit_observations=kl),
+        cost_kl_bernoulli if kl else cost_gaussian,
         bonus_gaussian,
         _threshold("gaussian", threshold),
         beta=beta,
         sigma=sigma,
         takes_epsilon=False,
     )
+    if kl:
+        return with_guarantee(alg, beta_optimal_bernoulli, t_star_beta_bernoulli)
     return with_guarantee(alg, beta_optimal, t_star_beta)
 
 
