@@ -577,3 +577,88 @@ def test_observations_of_every_magnitude_are_recorded_or_refused(tmp_path, expon
                 return
             means = t._snap.state.estimate.means
             assert all(math.isfinite(float(m)) for m in means)
+
+
+def _in_fork(action) -> str:
+    """Runs ``action()`` in a forked child; what it raised (type: message), or "returned".
+    The child never runs JAX after the fork, and leaves with os._exit (no atexit, no close)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(read)
+        try:
+            action()
+            outcome = "returned"
+        except BaseException as err:  # reported to the parent
+            outcome = f"{type(err).__name__}: {err}"
+        os.write(write, outcome.encode())
+        os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.01)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        raise AssertionError("the forked child hung")
+    with os.fdopen(read, "rb") as pipe:
+        return pipe.read().decode()
+
+
+def test_a_forked_child_never_writes_the_parents_trial(tmp_path, no_fsync):
+    """Parent and child both held the lock and both recorded; the child's record was lost and
+    the store then failed its integrity check. Now the child is refused (and does not hang),
+    its close leaves the parent's lock and log alone, and the parent goes on."""
+    path = tmp_path / "t.trial"
+    with Trial.create(path, "adap_tt", 3, 1.0, 0.05, 0, noise="prng") as t:
+        drive(t, 5)
+        p, arm = t.next_assignment()
+        outcome = _in_fork(lambda: t.record(arm, 0.5, participant=p))
+        assert outcome.startswith("RuntimeError: trial ") and "is a fork of it" in outcome
+        assert _in_fork(t.close) == "returned"  # leaves the parent's lock and log alone
+        t.record(arm, 0.5, participant=p)
+        drive(t, 3)
+        before = t.status()
+    with Trial.open(path) as t:  # verified: the digest and the log agree
+        assert t.status() == before and before.samples == 9
+
+
+@pytest.mark.parametrize("change", ["replaced", "moved", "removed"])
+def test_a_writer_whose_path_no_longer_names_its_file_acknowledges_nothing(
+    tmp_path, no_fsync, change
+):
+    """A file moved over the path while a writer was open: the writer kept acknowledging
+    records into the unlinked file, and on reopen the path held the other trial. Now it refuses
+    to acknowledge. Its log keeps its name (``t.trial-wal``), so the file now at the path is
+    refused beside it as another trial's log, and the moved file opens once its log is put
+    back beside it: nothing is mixed, and nothing acknowledged is lost."""
+    path, other = tmp_path / "t.trial", tmp_path / "other.trial"
+    Trial.create(other, "ttucb", 3, None, 0.05, 1, noise="prng").close()
+    other_bytes = other.read_bytes()
+    with Trial.create(path, "ttucb", 3, None, 0.05, 0, noise="prng") as t:
+        drive(t, 4)
+        p, arm = t.next_assignment()
+        if change == "replaced":
+            os.replace(other, path)
+        elif change == "moved":
+            os.rename(path, tmp_path / "elsewhere.trial")
+        else:
+            os.unlink(path)
+        for _ in range(2):  # and again: the writer stays refused
+            with pytest.raises(RuntimeError, match="no longer names the file this writer opened"):
+                t.record(arm, 0.5, participant=p)
+    log = tmp_path / "t.trial-wal"
+    if change == "replaced":
+        assert path.read_bytes() == other_bytes  # the other trial, untouched
+        with pytest.raises(CorruptStoreError, match="another trial's log"):
+            Trial.open(path, read_only=True)
+        log.rename(tmp_path / "first.trial-wal")
+        with Trial.open(path, read_only=True) as reopened:
+            assert reopened.status().samples == 0
+    if change == "moved":
+        log.rename(tmp_path / "elsewhere.trial-wal")
+        with Trial.open(tmp_path / "elsewhere.trial") as moved:
+            assert moved.status().samples == 4  # what was acknowledged, nothing more

@@ -24,6 +24,7 @@ __all__ = [
     "acquire",
     "check_log_owner",
     "check_log_present",
+    "check_owner",
     "fsync",
     "install",
     "log_path",
@@ -217,4 +218,27 @@ def check_log_owner(path: Path, main: dict[str, str], view: dict[str, str]) -> N
         raise ValueError(
             f"the log {log.name} beside {path} belongs to another trial: move it away and put "
             f"back {path.name}'s own log (or restore a backup); nothing was changed"
+        )
+
+
+def check_owner(path: Path, lock_fd: int, pid: int) -> None:
+    """RuntimeError unless this process, holding ``lock_fd`` on ``path``, may write it: it is
+    process ``pid``, which opened it (a forked child shares the parent's lock and connection,
+    and its records would be lost or break the integrity check), and ``path`` still names the
+    file it locked (a file moved over the path, or the path removed, would take the records
+    into an unlinked file)."""
+    if os.getpid() != pid:
+        raise RuntimeError(
+            f"trial {path} was opened by process {pid}, and this process ({os.getpid()}) is a "
+            "fork of it: a forked process never writes the parent's trial; open the trial in "
+            "this process once the parent has closed it"
+        )
+    try:
+        same = os.path.samestat(os.fstat(lock_fd), os.stat(path))
+    except FileNotFoundError:
+        same = False
+    if not same:
+        raise RuntimeError(
+            f"trial {path} no longer names the file this writer opened (it was moved, replaced "
+            "or removed): nothing was written; find the trial's file and open it"
         )

@@ -78,6 +78,7 @@ from jaxbai.trial._files import (
     acquire,
     check_log_owner,
     check_log_present,
+    check_owner,
     install,
     log_path,
     main_file_meta,
@@ -137,6 +138,7 @@ class Store:
         self.path = path
         self._db = db
         self._lock_fd = lock_fd
+        self._pid = os.getpid()
         self._synchronous = _files.SYNCHRONOUS
         with readable(path):
             self._meta = read_meta(db)
@@ -162,6 +164,14 @@ class Store:
     def writable(self) -> bool:
         """Whether this store was opened for writing (it then holds the lock)."""
         return self._lock_fd is not None
+
+    def check_writer(self) -> None:
+        """RuntimeError unless this process may write through this store now
+        (`jaxbai.trial._files.check_owner`); run before every write and before a trial computes
+        one."""
+        if not self.writable:
+            raise RuntimeError(f"trial {self.path} is open read-only: reopen it to write")
+        check_owner(self.path, self._lock_fd, self._pid)
 
     def _verified_row(self) -> tuple[tuple[int, bytes, str], str]:
         """The snapshot row and ``log_sum``, checked against the digest (schema 4).
@@ -326,9 +336,13 @@ class Store:
         and checkpoints, leaving one self-contained file; if that fails (a full disk, a
         reader holding the log), the store stays two files, still complete, and the next
         writer finishes the job."""
+        if os.getpid() != self._pid:  # a fork: the connection and the lock are the parent's
+            self._lock_fd = None
+            return
         try:
             if self.writable:
-                with contextlib.suppress(sqlite3.Error):
+                with contextlib.suppress(sqlite3.Error, RuntimeError):
+                    self.check_writer()
                     self._set_session("")
                     self._checkpoint()
         finally:
@@ -397,8 +411,7 @@ class Store:
     def _transaction(self, *statements: tuple[str, Iterable[Any]]) -> None:
         """Runs ``statements`` in one write transaction; on an error, rolls back and raises
         that error (never one of the rollback's)."""
-        if not self.writable:
-            raise RuntimeError(f"trial {self.path} is open read-only")
+        self.check_writer()
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -436,7 +449,8 @@ class Store:
           fsync: False to commit without waiting for the disk (assignments only).
 
         Raises:
-          RuntimeError: the store is open read-only.
+          RuntimeError: the store is open read-only, this process is a fork of the one that
+            opened it, or the path no longer names the opened file (`check_writer`).
           sqlite3.Error, OSError: the write failed (a full disk, say); nothing was changed.
         """
         db = self._db
@@ -447,8 +461,7 @@ class Store:
             finally:
                 db.execute("PRAGMA synchronous=FULL")
             return
-        if not self.writable:
-            raise RuntimeError(f"trial {self.path} is open read-only")
+        self.check_writer()
         issue = list(issue)
         changes: dict[int, str | None] = {p: float(z).hex() for p, z in hold}
         changes.update((p, None) for p in release)

@@ -256,14 +256,12 @@ class Trial:
         return [(p, arm) for p, arm in self._issued.items() if p not in self._held]
 
     def _check_running(self) -> None:
+        self._open_store().check_writer()  # before any computation: a fork's would hang
         if self._stopping()[0]:
             raise RuntimeError("the trial has stopped: see status() and publish()")
 
     def _write(self, *args: Any, **changes: Any) -> None:
-        store = self._open_store()
-        if not store.writable:
-            raise RuntimeError(f"trial {store.path} is open read-only: reopen it to write")
-        store.write(*args, **changes)
+        self._open_store().write(*args, **changes)
 
     def _issue(self, assignments: list[tuple[int, int]]) -> None:
         self._write(issue=assignments, fsync=False)  # reissued identically if lost
@@ -364,7 +362,10 @@ class Trial:
             [0, 1] when the algorithm's privacy needs [0, 1] (and ``clip`` is off), not 0 or 1
             for binary outcomes, or not an output of the participants' mechanism (0 or 1 for
             randomised response; `jaxbai.base.Mechanism.outputs`).
+          RuntimeError: open read-only, a fork of the process that opened it, or the path no
+            longer names the file it opened (`jaxbai.trial._store.Store.check_writer`).
         """
+        self._open_store().check_writer()
         p = check_participant(
             participant, self._issued, self._issued_here, self._held, self._snap.samples
         )
