@@ -10,11 +10,11 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
 from experiments.studies import ratio_challenger as study
+from experiments.studies.cells import write_part
 
 __all__ = ["main"]
 
@@ -45,9 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             rows = study.small_delta(args.small_delta_runs, args.seed)
             text = study.markdown_table(rows)
-        with open(os.path.join(args.out, f"{part}.json"), "w") as f:
-            json.dump(rows, f, indent=1)
-        print(f"\n{part}\n\n{text}\n")
+        write_part(args.out, part, rows, text)
     return 0
 
 

@@ -8,7 +8,9 @@ its budget in τ and is reported apart from the errors).
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -16,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["cell_rows", "mean_cell", "measurement_parser"]
+__all__ = ["cell_rows", "mean_cell", "measurement_parser", "write_part"]
 
 
 def cell_rows(
@@ -92,3 +94,10 @@ def measurement_parser(
     parser.add_argument("--instances", nargs="+", default=list(instances))
     parser.add_argument("--epsilons", nargs="+", type=float, default=list(epsilons))
     return parser
+
+
+def write_part(out: str, part: str, rows: list[dict[str, Any]], text: str) -> None:
+    """Write one measured part's rows to ``out/<part>.json`` and print its Markdown table."""
+    with open(os.path.join(out, f"{part}.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    print(f"\n{part}\n\n{text}\n")

@@ -20,7 +20,6 @@ Writes ``DIR/<part>.json`` and prints each part as a Markdown table.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
@@ -29,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.studies.cells import cell_rows, measurement_parser
+from experiments.studies.cells import cell_rows, measurement_parser, write_part
 
 __all__ = [
     "ALGORITHMS",
@@ -221,9 +220,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.tail_runs, args.seed, args.instances, args.tail_epsilons, args.max_samples
             )
             text = markdown_tail(rows)
-        with open(os.path.join(args.out, f"{part}.json"), "w") as f:
-            json.dump(rows, f, indent=1)
-        print(f"\n{part}\n\n{text}\n")
+        write_part(args.out, part, rows, text)
     return 0
 
 
