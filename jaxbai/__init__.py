@@ -43,6 +43,10 @@ from jaxbai.toptwo import (
     ttucb_published,
 )
 from jaxbai.trial import Trial, TrialStatus, privatize_locally
+from jaxbai.version import version as _version
+
+__version__ = _version()
+"""The installed version (`jaxbai.version.version`)."""
 
 __all__ = [
     "ALGORITHMS",

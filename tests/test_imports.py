@@ -187,3 +187,10 @@ def test_a_planted_top_level_import_is_caught(tmp_path, source, caught):
     failures = import_failures(["planted.module"], set(names), tmp_path)
     wrong = {m: f for m, f in failures.items() if not allowed(m, f, optional, names)}
     assert bool(wrong) == caught, failures
+
+
+def test_the_package_states_its_installed_version():
+    """`jaxbai.__version__` is the installed distribution's (pyproject.toml's), not a copy."""
+    import jaxbai
+
+    assert jaxbai.__version__ == importlib.metadata.version("jaxbai") == _project()["version"]

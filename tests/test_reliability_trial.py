@@ -335,6 +335,11 @@ def test_reported_inputs_give_one_line_errors(tmp_path, no_fsync):
         (["--epsilon", "1", "--option", "beta=[0.3]"], "beta of adap_tt must be a float"),
         (["--epsilon", "1", "--option", 'beta="0.3"'], "beta of adap_tt must be a float"),
         (["--epsilon", "1e300"], r"epsilon must be finite, in"),
+        (["--epsilon", "1e-13"], r"epsilon must be finite, in [1e-12, 30]"),
+        (
+            ["--epsilon", "1", "--option", "beta=0.3", "--option", "beta=0.4"],
+            "--option beta given twice (0.3 and 0.4): give it once",
+        ),
     ]:
         code, out, err = cli(*base, *extra)
         assert code == 2 and out == "" and message in err, err
@@ -662,3 +667,11 @@ def test_a_writer_whose_path_no_longer_names_its_file_acknowledges_nothing(
         log.rename(tmp_path / "elsewhere.trial-wal")
         with Trial.open(tmp_path / "elsewhere.trial") as moved:
             assert moved.status().samples == 4  # what was acknowledged, nothing more
+
+
+def test_an_unclipped_reward_names_the_command_lines_flag(tmp_path, no_fsync):
+    """The message said "create the trial with clip=True", which the command line spells
+    --clip."""
+    with Trial.create(tmp_path / "t.trial", "adap_tt", 3, 1.0, 0.05, 0, noise="prng") as t:
+        with pytest.raises(ValueError, match="clip=True: --clip on the command line"):
+            t.record(t.next_arm(), 1.5)

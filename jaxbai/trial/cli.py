@@ -61,6 +61,19 @@ def _option(text: str) -> tuple[str, Any]:
         return name, value
 
 
+def _options(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The ``--option`` pairs as a dict; ValueError for an option given twice (the last one
+    used to win silently)."""
+    options: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in options:
+            raise ValueError(
+                f"--option {name} given twice ({options[name]!r} and {value!r}): give it once"
+            )
+        options[name] = value
+    return options
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m jaxbai.trial", description="Run a differentially private BAI trial."
@@ -129,7 +142,7 @@ def _dump(record: dict[str, Any]) -> str:
 
 def _run(args: argparse.Namespace) -> str:
     if args.command == "privatize":
-        mechanism = participant_mechanism(args.algorithm, dict(args.option))
+        mechanism = participant_mechanism(args.algorithm, _options(args.option))
         z = secure_noise.privatize_locally(mechanism, args.reward, args.epsilon, clip=args.clip)
         return repr(z)
     if args.command == "backup":
@@ -138,7 +151,7 @@ def _run(args: argparse.Namespace) -> str:
     if args.command == "create":
         with Trial.create(
             args.path, args.algorithm, args.arms, args.epsilon, args.delta, args.seed,
-            clip=args.clip, noise=args.noise, outcomes=args.outcomes, **dict(args.option),
+            clip=args.clip, noise=args.noise, outcomes=args.outcomes, **_options(args.option),
         ) as trial:  # fmt: skip
             return _dump(dataclasses.asdict(trial.status()))
     with Trial.open(args.path, read_only=args.command in _READERS) as trial:

@@ -431,7 +431,7 @@ def unit_reward(reward: float, clip: bool) -> float:
     if not 0.0 <= r <= 1.0:
         raise ValueError(
             f"reward {r!r} is outside [0, 1], which this mechanism's privacy proof needs "
-            "(create the trial with clip=True to clip instead)"
+            "(to clip instead, create the trial with clip=True: --clip on the command line)"
         )
     return r
 
