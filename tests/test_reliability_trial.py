@@ -631,6 +631,24 @@ def test_a_forked_child_never_writes_the_parents_trial(tmp_path, no_fsync):
         assert t.status() == before and before.samples == 9
 
 
+def test_a_forked_child_holds_no_lock_once_the_parent_closes(tmp_path, no_fsync):
+    """The child's copy of the lock descriptor is closed at the fork: the parent can close and
+    reopen its trial while the child lives on."""
+    path = tmp_path / "t.trial"
+    t = Trial.create(path, "ttucb", 3, None, 0.05, 0, noise="prng")
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child
+        time.sleep(30)
+        os._exit(0)
+    try:
+        t.close()
+        with Trial.open(path) as reopened:
+            assert reopened.status().samples == 0
+    finally:
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+
+
 @pytest.mark.parametrize("change", ["replaced", "moved", "removed"])
 def test_a_writer_whose_path_no_longer_names_its_file_acknowledges_nothing(
     tmp_path, no_fsync, change

@@ -193,9 +193,13 @@ def test_a_store_without_digest_is_held_to_the_checks_of_create(tmp_path):
         )
         config["epsilon"] = float(1000).hex()
         db.execute("UPDATE meta SET value = ? WHERE name = 'config'", (json.dumps(config),))
+    edited = path.read_bytes()
     for read_only in (True, False):
         with pytest.raises(ValueError, match="epsilon"):
             Trial.open(path, read_only=read_only)
+    assert path.read_bytes() == edited  # refused before the writer upgraded or marked it
+    log = tmp_path / "edited.trial-wal"
+    assert not log.exists() or log.stat().st_size == 0  # the reader's, with nothing in it
 
 
 @pytest.mark.parametrize("schema", [2, 3])

@@ -357,6 +357,10 @@ def test_k_has_an_upper_bound_everywhere(num_arms, tmp_path):
 def test_every_seed_below_two_to_the_32_runs():
     """A seed in [2³¹, 2³²) used to raise OverflowError inside the engine (int32 seeds); the
     master key is the same for a seed below 2³¹ either way (its high word is 0)."""
+    for seed in (0, 1, 12345, 2**31 - 1):
+        as_int32 = jax.random.key_data(jax.random.key(jax.numpy.int32(seed)))
+        as_uint32 = jax.random.key_data(jax.random.key(jax.numpy.uint32(seed)))
+        np.testing.assert_array_equal(as_int32, as_uint32)
     for seed in (2**31, 2**32 - 1):
         res = jaxbai.simulate(jaxbai.ttucb(), MU1, runs=3, seed=seed, max_samples=10**6)
         assert not res.censored.any() and (res.tau > 0).all()

@@ -295,7 +295,7 @@ def main(argv: Sequence[str] | None = None, *, supervised: bool = False) -> int:
             max_chunks=args.max_chunks,
         )
     except sweep.Interrupted as err:
-        print(f"sweep: {err}; rerun with --resume", file=sys.stderr)
+        print(f"sweep: {err}; rerun with --resume (without --overwrite)", file=sys.stderr)
         return EXIT_INTERRUPTED
     except ValueError as err:  # e.g. a checkpoint written for another grid, or damaged
         parser.error(str(err))

@@ -302,7 +302,8 @@ def supervise(module: str, argv: Sequence[str], args: argparse.Namespace) -> int
     where = "this process" if args.process_id is None else f"process {args.process_id}"
     todo = "start every process with the same --coordinator and --num-processes"
     if resume:
-        rerun = [*argv, "--resume"] if "--resume" not in argv else list(argv)
+        kept = [word for word in argv if word != "--overwrite"]  # resuming replaces nothing
+        rerun = kept if "--resume" in kept else [*kept, "--resume"]
         command = shlex.join(["python", "-m", module, *rerun])
         todo = f"rerun every process with --resume, here: {command}"
     print(f"python -m {module}: error: {where}: {what}; {todo}", file=sys.stderr)

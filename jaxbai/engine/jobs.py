@@ -13,7 +13,7 @@ five iterations, which costs about as much as the rest of a Top Two step).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import jax
@@ -115,11 +115,8 @@ def grid_jobs(
         >>> len(jobs)
         6
     """
-    insts = (
-        [instances]
-        if isinstance(instances, (str, bytes)) or hasattr(instances, "means")
-        else (list(instances) if isinstance(instances, Sequence) else [instances])
-    )
+    one = hasattr(instances, "means") or isinstance(instances, (str, bytes))
+    insts = [instances] if one or not isinstance(instances, Iterable) else list(instances)
     if not insts:
         raise ValueError("instances must not be empty")
     for inst in insts:

@@ -154,8 +154,9 @@ def participant_mechanism(algorithm: str, options: dict[str, Any]) -> Mechanism:
 
 def stored_config(path: object, config: TrialConfig, sensitive: object) -> TrialConfig:
     """A store's configuration held to the checks `Trial.create` runs (`check_config`,
-    `check_sensitive`): a store of schema 2 or 3 carries no digest, and a migrated one what an
-    older version wrote.
+    `check_sensitive`): run on a store of schema 2 or 3 (no digest; a migrated schema-1 file is
+    one too) before anything is written. A schema-4 store's digest covers a configuration that
+    was checked when it was created, so an older version's ranges still open.
 
     Raises:
       ValueError: naming the store ``path`` and what no trial may run.

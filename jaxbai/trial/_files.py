@@ -31,6 +31,7 @@ __all__ = [
     "main_file_meta",
     "read_meta",
     "reader_uri",
+    "release",
     "remove_stale_temporaries",
     "synchronous",
     "uri",
@@ -101,6 +102,30 @@ def remove_stale_temporaries(path: Path) -> None:
         stale.unlink(missing_ok=True)
 
 
+_HELD: set[int] = set()
+"""The lock descriptors this process holds (`acquire`, `release`)."""
+
+
+def release(fd: int) -> None:
+    """Releases a lock `acquire` took (closes its descriptor)."""
+    _HELD.discard(fd)
+    os.close(fd)
+
+
+def _close_inherited_locks() -> None:
+    """In a forked child: close the copies of every lock descriptor, so that the child never
+    keeps a trial locked once its parent closes it (flock holds until every copy is closed);
+    the child's stores refuse to write (`check_owner`)."""
+    for fd in _HELD:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_inherited_locks)
+
+
 def acquire(path: Path) -> int:
     """Takes ``flock(LOCK_EX)`` on the file ``path`` names, without waiting.
 
@@ -123,6 +148,7 @@ def acquire(path: Path) -> int:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             if os.path.samestat(os.fstat(fd), os.stat(path)):
+                _HELD.add(fd)
                 return fd
         except BlockingIOError as err:
             os.close(fd)
@@ -161,7 +187,7 @@ def install(
         fsync(path.parent)
     except BaseException:
         if lock_fd is not None:
-            os.close(lock_fd)
+            release(lock_fd)
         raise
     finally:
         temporary.unlink(missing_ok=True)

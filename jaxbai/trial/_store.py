@@ -64,6 +64,7 @@ import numpy as np
 
 import jaxbai.trial._files as _files
 import jaxbai.trial._schema2 as _schema2
+from jaxbai.trial._algorithm import stored_config
 from jaxbai.trial._codec import (
     build_store,
     decode_config,
@@ -138,6 +139,7 @@ class Store:
         self.path = path
         self._db = db
         self._lock_fd = lock_fd
+        self._writable = lock_fd is not None
         self._pid = os.getpid()
         self._synchronous = _files.SYNCHRONOUS
         with readable(path):
@@ -163,7 +165,7 @@ class Store:
     @property
     def writable(self) -> bool:
         """Whether this store was opened for writing (it then holds the lock)."""
-        return self._lock_fd is not None
+        return self._writable
 
     def check_writer(self) -> None:
         """RuntimeError unless this process may write through this store now
@@ -221,7 +223,7 @@ class Store:
         try:
             return cls._connect(path, lock_fd)
         except BaseException:
-            os.close(lock_fd)
+            _files.release(lock_fd)
             raise
 
     @classmethod
@@ -254,10 +256,16 @@ class Store:
                         "once to migrate it"
                     )
                 migrate_schema1(path)
-                os.close(lock_fd)
+                _files.release(lock_fd)
                 lock_fd = None
                 lock_fd = acquire(path)
             reader = cls._connect(path, None)  # checks the log and the digest, writing nothing
+            if "store_id" not in reader._meta:  # schemas 2 and 3 have no digest: create's checks
+                try:
+                    reader.config = stored_config(path, reader.config, reader.sensitive)
+                except BaseException:
+                    reader.close()
+                    raise
             if lock_fd is None:
                 return reader
             verified = reader._row, reader._log_sum
@@ -265,7 +273,7 @@ class Store:
             return cls._connect(path, lock_fd, verified if "store_id" in reader._meta else None)
         except BaseException:
             if lock_fd is not None:
-                os.close(lock_fd)
+                _files.release(lock_fd)
             raise
 
     @classmethod
@@ -336,8 +344,7 @@ class Store:
         and checkpoints, leaving one self-contained file; if that fails (a full disk, a
         reader holding the log), the store stays two files, still complete, and the next
         writer finishes the job."""
-        if os.getpid() != self._pid:  # a fork: the connection and the lock are the parent's
-            self._lock_fd = None
+        if os.getpid() != self._pid:  # a fork: the connection is the parent's, the lock gone
             return
         try:
             if self.writable:
@@ -348,7 +355,7 @@ class Store:
         finally:
             self._db.close()
             if self._lock_fd is not None:
-                os.close(self._lock_fd)
+                _files.release(self._lock_fd)
                 self._lock_fd = None
 
     # --- reading ------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ import jaxbai.trial._store as _store
 from jaxbai import checks
 from jaxbai.base import Algorithm, Episodic, Mechanism
 from jaxbai.registry import ALGORITHMS
-from jaxbai.trial._algorithm import build, check_config, compiled, stored_config
+from jaxbai.trial._algorithm import build, check_config, compiled
 from jaxbai.trial._config import (
     PUBLICATION_FORMAT,
     PUBLICATION_VERSION,
@@ -86,7 +86,7 @@ class Trial:
     def __init__(self, store: _store.Store, randbits: RandBits | None) -> None:
         self._store: _store.Store | None = store
         self._path = store.path
-        self._config = stored_config(store.path, store.config, store.sensitive)
+        self._config = store.config
         self._alg, self._params = build(self._config)
         self._releaser = Releaser(self._config, self._alg, randbits)
         self._fns = compiled(self._alg)
