@@ -636,17 +636,22 @@ def test_a_forked_child_holds_no_lock_once_the_parent_closes(tmp_path, no_fsync)
     reopen its trial while the child lives on."""
     path = tmp_path / "t.trial"
     t = Trial.create(path, "ttucb", 3, None, 0.05, 0, noise="prng")
+    read, write = os.pipe()
     child = os.fork()
-    if child == 0:  # pragma: no cover - the child
+    if child == 0:  # pragma: no cover - the child (the fork handlers have run)
+        os.write(write, b"started")
         time.sleep(30)
         os._exit(0)
     try:
+        assert os.read(read, 7) == b"started"
         t.close()
         with Trial.open(path) as reopened:
             assert reopened.status().samples == 0
     finally:
         os.kill(child, 9)
         os.waitpid(child, 0)
+        os.close(read)
+        os.close(write)
 
 
 @pytest.mark.parametrize("change", ["replaced", "moved", "removed"])
