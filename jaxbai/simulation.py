@@ -81,7 +81,6 @@ def simulate(
         (4,)
     """
     checks.check_algorithm(alg)
-    checks.check_instance(inst)
     if epsilon is None and alg.info.takes_epsilon:
         raise ValueError(f"{alg.name} needs epsilon")
     eps_in = checks.real_values("epsilon", np.inf if epsilon is None else epsilon)

@@ -28,13 +28,14 @@ from typing import Any
 
 import numpy as np
 
+from experiments.analysis import overlay
 from experiments.studies.cells import cell_rows, measurement_parser, write_part
 
 __all__ = [
     "ALGORITHMS",
     "EPSILONS",
     "STARVED_SHARE",
-    "cell_bound",
+    "instance_bounds",
     "main",
     "markdown_table",
     "markdown_tail",
@@ -59,15 +60,16 @@ STARVED_SHARE = 0.1
 """A run starves the best arm when N_{a*}/τ < STARVED_SHARE · ω*_{a*}."""
 
 
-def cell_bound(means: Sequence[float], epsilon: float, private: bool, delta: float) -> float:
-    """The lower bound a cell is held to: T*_ε log(1/(3δ)) for an ε-global-DP algorithm,
-    T*_KL log(1/(2.4δ)) (Lemma 5) for a non-private one."""
-    from jaxbai import theory
+def instance_bounds(instance: str, epsilons: Sequence[float], delta: float) -> dict[float, float]:
+    """The lower bounds the cells of one paper instance are held to, by ε: T*_ε log(1/(3δ)) at
+    each finite ε for the ε-global-DP algorithms (`experiments.analysis.overlay.dp_lower_bound`,
+    one batched solve), and T*_KL log(1/(2.4δ)) (Lemma 5) at ε = ∞ for the non-private one."""
+    import jaxbai
 
-    if private:
-        return float(theory.lower_bound_dp(np.asarray(means), epsilon, delta))
-    time, _ = theory.t_star_dp(np.asarray(means), math.inf)
-    return float(theory.lower_bound_samples(time, delta))
+    means = np.asarray(jaxbai.PAPER_INSTANCES[instance], np.float64)
+    private = overlay.dp_lower_bound(means, np.asarray(epsilons), delta)
+    (free,) = overlay.lower_bound(means, "none", np.array([math.inf]), delta)
+    return {**dict(zip(map(float, epsilons), private.tolist(), strict=True)), math.inf: free}
 
 
 def table(
@@ -81,15 +83,14 @@ def table(
     """One row per algorithm × instance × ε (EB-TCI once per instance, at ε = ∞)."""
     import jaxbai
 
+    bounds = {instance: instance_bounds(instance, epsilons, delta) for instance in instances}
     rows = []
     for name, options in ALGORITHMS:
         alg = jaxbai.ALGORITHMS[name](**options)
-        private = alg.info.privacy != "none"
-        grid = epsilons if private else (math.inf,)
+        grid = epsilons if alg.info.privacy != "none" else (math.inf,)
         cells = cell_rows(alg, instances, grid, delta, runs, seed, max_samples, algorithm=alg.name)
         for row in cells:
-            means = jaxbai.PAPER_INSTANCES[row["instance"]]
-            bound = cell_bound(means, row["epsilon"], private, delta)
+            bound = bounds[row["instance"]][row["epsilon"]]
             rows.append({**row, "lower_bound": bound, "below_bound": row["mean_tau"] < bound})
     return rows
 
@@ -135,13 +136,16 @@ def tail(
     """DP-TT and its forced variant, one row per algorithm × instance × ε (`tail_row`)."""
     import jaxbai
 
+    target = jaxbai.dp_tt().info.allocation_target  # the forced variant has none
+    optimal = {
+        i: target(np.asarray(jaxbai.PAPER_INSTANCES[i]), np.asarray(epsilons)) for i in instances
+    }
     rows = []
     for challenger in ("tci", "forced"):
         alg = jaxbai.dp_tt(challenger=challenger)
         for instance in instances:
             means = np.asarray(jaxbai.PAPER_INSTANCES[instance])
-            best = int(np.argmax(means))
-            omega = jaxbai.dp_tt().info.allocation_target(means, np.asarray(epsilons))
+            best, omega = int(np.argmax(means)), optimal[instance]
             res = jaxbai.simulate(
                 alg,
                 jaxbai.bernoulli(means),

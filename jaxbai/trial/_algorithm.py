@@ -152,18 +152,18 @@ def participant_mechanism(algorithm: str, options: dict[str, Any]) -> Mechanism:
     return mechanism
 
 
-def stored_config(path: object, config: TrialConfig, sensitive: object) -> TrialConfig:
-    """A store's configuration held to the checks `Trial.create` runs (`check_config`,
-    `check_sensitive`): run on a store of schema 2 or 3 (no digest; a migrated schema-1 file is
-    one too) before anything is written. A schema-4 store's digest covers a configuration that
-    was checked when it was created, so an older version's ranges still open.
+def stored_config(where: str, config: TrialConfig, sensitive: object) -> TrialConfig:
+    """A stored configuration held to the checks `Trial.create` runs (`check_config`,
+    `check_sensitive`), before anything is written: a schema-1 file before its migration, and a
+    store of schema 2 or 3 (no digest) on open. A schema-4 store's digest covers a
+    configuration that was checked when it was created.
 
     Raises:
-      ValueError: naming the store ``path`` and what no trial may run.
+      ValueError: ``where`` (which file), then what no trial may run.
     """
     try:
         config = check_config(config)
         check_sensitive(config, sensitive)
     except ValueError as err:
-        raise ValueError(f"trial {path}: {err}") from err
+        raise ValueError(f"{where}: {err}") from err
     return config

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxbai.trial._algorithm import algorithm_entry, check_config, check_sensitive
+from jaxbai.trial._algorithm import algorithm_entry, stored_config
 from jaxbai.trial._config import STATE_FORMAT, Snapshot, TrialConfig
 
 __all__ = ["read"]
@@ -66,11 +66,7 @@ def read(
         sensitive, pending = document["sensitive"], document["pending_arm"]
     except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as err:
         raise ValueError(f"a damaged schema-1 trial file ({type(err).__name__}: {err})") from err
-    try:
-        config = check_config(config)
-        check_sensitive(config, sensitive)
-    except ValueError as err:
-        raise ValueError(f"a schema-1 trial file that no trial may run: {err}") from err
+    config = stored_config("a schema-1 trial file that no trial may run", config, sensitive)
     info = algorithm_entry(config).info(**config.options)
     if not snap.windows and info.privacy == "global":
         raise ValueError(

@@ -262,7 +262,7 @@ class Store:
             reader = cls._connect(path, None)  # checks the log and the digest, writing nothing
             if "store_id" not in reader._meta:  # schemas 2 and 3 have no digest: create's checks
                 try:
-                    reader.config = stored_config(path, reader.config, reader.sensitive)
+                    reader.config = stored_config(f"trial {path}", reader.config, reader.sensitive)
                 except BaseException:
                     reader.close()
                     raise
