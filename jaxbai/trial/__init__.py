@@ -58,8 +58,10 @@ Modules: `jaxbai.trial.discrete_noise` (exact discrete Laplace releases),
 `jaxbai.trial.cli` (``python -m jaxbai.trial``); the private ``_config`` (constants and
 records), ``_algorithm`` (the algorithm glue), ``_store`` (the store), ``_files`` (its files:
 the lock, the log, atomic creation), ``_codec`` (its encodings), ``_integrity`` (its digest),
-``_migration``, ``_schema1`` and ``_schema2`` (older schemas), ``_backup`` (backups),
-``_release`` (the releases), ``_records`` (the checks of a record) and ``_trial`` (`Trial`).
+``_session`` (a writer's session: its mark, checkpoints and close), ``_migration``,
+``_schema1`` and ``_schema2`` (older schemas and the check of a store's tables), ``_backup``
+(backups), ``_release`` (the releases), ``_records`` (the checks of a record) and ``_trial``
+(`Trial`).
 
 Example:
   >>> import os, tempfile
@@ -82,6 +84,7 @@ from jaxbai.trial._config import (
     TrialStatus,
 )
 from jaxbai.trial._files import synchronous
+from jaxbai.trial._integrity import CorruptStoreError
 from jaxbai.trial._trial import Trial, backup
 from jaxbai.trial.cli import main
 from jaxbai.trial.secure_noise import privatize_locally
@@ -92,6 +95,7 @@ __all__ = [
     "PUBLICATION_VERSION",
     "PUBLISHED_FIELDS",
     "SCHEMA_VERSION",
+    "CorruptStoreError",
     "Trial",
     "TrialConfig",
     "TrialStatus",

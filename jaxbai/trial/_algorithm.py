@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import secrets
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -30,6 +31,7 @@ __all__ = [
     "check_config",
     "check_sensitive",
     "compiled",
+    "initial_key",
     "participant_mechanism",
     "stored_config",
 ]
@@ -167,3 +169,8 @@ def stored_config(where: str, config: TrialConfig, sensitive: object) -> TrialCo
     except ValueError as err:
         raise ValueError(f"{where}: {err}") from err
     return config
+
+
+def initial_key(seed: int | None) -> jax.Array:
+    """The trial's first key, ``jax.random.key(seed)``; a random seed from the CSPRNG if None."""
+    return jax.random.key(secrets.randbits(32) if seed is None else checks.check_seed(seed))

@@ -28,6 +28,7 @@ __all__ = [
     "build_store",
     "decode_config",
     "decode_data",
+    "decode_meta",
     "decode_windows",
     "encode_config",
     "encode_windows",
@@ -102,6 +103,22 @@ def decode_config(text: str) -> TrialConfig:
     for name in ("epsilon", "delta"):
         raw[name] = None if raw[name] is None else float.fromhex(raw[name])
     return TrialConfig(**raw)
+
+
+def decode_meta(
+    meta: dict[str, str],
+) -> tuple[TrialConfig, bool, int | None, list[list[Any]], list[str] | None]:
+    """A store's meta table decoded: (configuration, sensitive, the sample of a migration from
+    schema 1 or None, the layout of the key data and state leaves, the leaves' paths or None
+    for schema 2). KeyError, TypeError, ValueError for a damaged table."""
+    migrated = meta.get("migrated")
+    return (
+        decode_config(meta["config"]),
+        bool(json.loads(meta["sensitive"])),
+        None if migrated is None else json.loads(migrated)["samples"],
+        json.loads(meta["layout"]),
+        json.loads(meta["paths"]) if "paths" in meta else None,
+    )
 
 
 def snapshot_row(snap: Snapshot) -> tuple[int, bytes, str]:

@@ -12,6 +12,7 @@ durability, one file at rest).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 import tempfile
@@ -25,16 +26,20 @@ __all__ = [
     "check_log_owner",
     "check_log_present",
     "check_owner",
+    "check_writable_medium",
     "fsync",
     "install",
     "log_path",
     "main_file_meta",
+    "on_read_only_medium",
     "read_meta",
     "reader_uri",
     "release",
     "remove_stale_temporaries",
+    "rollback",
     "synchronous",
     "uri",
+    "writing",
 ]
 
 SYNCHRONOUS = "FULL"
@@ -181,7 +186,7 @@ def install(
         write(temporary)
         lock_fd = acquire(temporary) if lock else None
         if exclusive:
-            os.link(temporary, path)
+            _link_new(temporary, path)
         else:
             os.replace(temporary, path)
         fsync(path.parent)
@@ -194,6 +199,19 @@ def install(
     return lock_fd
 
 
+def _link_new(temporary: Path, path: Path) -> None:
+    """Links ``temporary`` as ``path``; FileExistsError naming ``path`` (not the temporary)
+    if something is there, a dangling symbolic link included."""
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        raise FileExistsError(
+            errno.EEXIST,
+            f"{path} already exists (a file, or a link to one that does not): open it, or "
+            "choose another path",
+        ) from None
+
+
 def log_path(path: Path) -> Path:
     return path.with_name(f"{path.name}-wal")
 
@@ -202,13 +220,26 @@ def uri(path: Path, query: str) -> str:
     return f"{path.absolute().as_uri()}?{query}"
 
 
+def on_read_only_medium(path: Path) -> bool:
+    """Whether ``path``'s directory is on a file system mounted read-only."""
+    return bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+
+
+def check_writable_medium(path: Path) -> None:
+    """Refuses to open ``path`` for writing on a read-only medium, where SQLite could not."""
+    if on_read_only_medium(path):
+        raise ValueError(
+            f"trial {path} is on a read-only medium: it can be read there (status, publish, "
+            "backup), but continuing it needs a copy on writable storage (backup makes one)"
+        )
+
+
 def reader_uri(path: Path) -> str:
     """How a reader opens ``path``: through its log (``mode=ro``), or, on a read-only medium
     without a log (no writer can be there), as immutable, as SQLite cannot build the log's
     index there."""
     log = log_path(path)
-    read_only_medium = bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
-    if read_only_medium and not (log.exists() and log.stat().st_size):
+    if on_read_only_medium(path) and not (log.exists() and log.stat().st_size):
         return uri(path, "mode=ro&immutable=1")
     return uri(path, "mode=ro")
 
@@ -268,3 +299,35 @@ def check_owner(path: Path, lock_fd: int, pid: int) -> None:
             f"trial {path} no longer names the file this writer opened (it was moved, replaced "
             "or removed): nothing was written; find the trial's file and open it"
         )
+
+
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Turns SQLite's errors for a full or failing disk into an `OSError` (``ENOSPC``,
+    ``EIO``) whose message names ``path`` and says what to do; the transaction was rolled
+    back, so nothing was written."""
+    try:
+        yield
+    except sqlite3.OperationalError as err:
+        name = getattr(err, "sqlite_errorname", "")  # Python ≥ 3.11; else the message
+        if name == "SQLITE_FULL" or str(err) == "database or disk is full":
+            raise OSError(
+                errno.ENOSPC,
+                f"trial {path}: the disk is full; nothing was written (every acknowledged "
+                "record is kept): free space and retry",
+            ) from err
+        if name.startswith("SQLITE_IOERR") or str(err).startswith("disk I/O error"):
+            raise OSError(
+                errno.EIO,
+                f"trial {path}: the disk failed a write ({err}: is it full, or was it "
+                "removed?); nothing was written: fix the disk and retry",
+            ) from err
+        raise
+
+
+def rollback(db: sqlite3.Connection) -> None:
+    """Rolls back an open transaction, keeping the error that caused it (SQLite may already
+    have rolled back after an I/O error or a full disk)."""
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")

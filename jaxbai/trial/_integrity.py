@@ -41,8 +41,8 @@ __all__ = [
 ]
 
 CORRUPT = (
-    "is corrupted ({what}); it cannot be continued: restore it from a backup "
-    "(python -m jaxbai.trial backup makes one)"
+    "is damaged: restore it from a backup ({what}; python -m jaxbai.trial backup makes "
+    "backups of a sound trial)"
 )
 
 
@@ -50,20 +50,63 @@ class CorruptStoreError(ValueError):
     """The store fails its integrity check or cannot be read as a database."""
 
 
-_DAMAGE = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
-"""SQLite's error codes for a damaged file (others — I/O, permissions, locks — are not)."""
+_ENVIRONMENT = (
+    "SQLITE_BUSY",
+    "SQLITE_LOCKED",
+    "SQLITE_NOMEM",
+    "SQLITE_READONLY",
+    "SQLITE_INTERRUPT",
+    "SQLITE_IOERR",
+    "SQLITE_FULL",
+    "SQLITE_CANTOPEN",
+    "SQLITE_PERM",
+    "SQLITE_PROTOCOL",
+    "SQLITE_AUTH",
+    "SQLITE_NOLFS",
+)
+"""SQLite's error codes (prefixes) for a failure of the environment (locks, disk, memory,
+permissions), not of the file's contents."""
+
+_ENVIRONMENT_MESSAGES = (
+    "database is locked",
+    "database table is locked",
+    "unable to open database file",
+    "disk I/O error",
+    "database or disk is full",
+    "attempt to write a readonly database",
+    "out of memory",
+    "interrupted",
+)
+"""The same failures' messages, for Pythons without ``sqlite_errorname`` (before 3.11)."""
+
+_DECODING = (ValueError, TypeError, KeyError, IndexError, OverflowError, UnicodeError)
+"""What decoding a store's values raises when they are not what the store wrote."""
+
+
+def _environmental(err: sqlite3.DatabaseError) -> bool:
+    name = getattr(err, "sqlite_errorname", "")
+    if name:
+        return name.startswith(_ENVIRONMENT)
+    return str(err).startswith(_ENVIRONMENT_MESSAGES)
 
 
 @contextlib.contextmanager
 def readable(path: Path):
-    """Turns SQLite's errors on a damaged file into `CorruptStoreError` naming ``path``."""
+    """Reading a store: every error of a damaged file becomes `CorruptStoreError` naming
+    ``path`` — SQLite's (but those of the environment: locks, disk, permissions) and those of
+    decoding values the store did not write. Checks that refuse a store with their own
+    message run outside this block."""
     try:
         yield
+    except CorruptStoreError:
+        raise
     except sqlite3.DatabaseError as err:
-        name = getattr(err, "sqlite_errorname", None)  # Python ≥ 3.11
-        if name not in _DAMAGE and (name or isinstance(err, sqlite3.OperationalError)):
+        if _environmental(err):
             raise
         raise CorruptStoreError(f"trial {path} " + CORRUPT.format(what=err)) from err
+    except _DECODING as err:
+        what = f"{type(err).__name__}: {err}"
+        raise CorruptStoreError(f"trial {path} " + CORRUPT.format(what=what)) from err
 
 
 _LANE_SEEDS = np.array(

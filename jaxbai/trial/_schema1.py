@@ -14,6 +14,7 @@ import base64
 import binascii
 import json
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -22,8 +23,14 @@ import numpy as np
 
 from jaxbai.trial._algorithm import algorithm_entry, stored_config
 from jaxbai.trial._config import STATE_FORMAT, Snapshot, TrialConfig
+from jaxbai.trial._integrity import CORRUPT, CorruptStoreError
 
 __all__ = ["read"]
+
+
+_STORE_MARKS = (STATE_FORMAT.encode(), b"CREATE TABLE snapshot")
+"""Bytes every trial store holds (its format tag, its snapshot table's definition) and no
+other file is likely to."""
 
 
 def _array(entry: dict[str, Any]) -> np.ndarray:
@@ -35,10 +42,8 @@ def _float(x: str | None) -> float | None:
     return None if x is None else float.fromhex(x)
 
 
-def read(
-    data: bytes,
-) -> tuple[TrialConfig, bool, Snapshot, list[int], int | None]:
-    """Decodes a schema-1 state file.
+def read(data: bytes, path: Path) -> tuple[TrialConfig, bool, Snapshot, list[int], int | None]:
+    """Decodes the schema-1 state file ``path``, whose bytes are ``data``.
 
     Returns:
       (configuration, sensitive, snapshot, actions, pending arm); the snapshot's state is the
@@ -46,27 +51,33 @@ def read(
       when it is first read (`jaxbai.trial._schema2`).
 
     Raises:
-      ValueError: not a schema-1 trial file, or a rehearsal (``noise="prng"``) of a global-DP
-        algorithm, which kept no exact sums of its open phases and so cannot continue with the
-        current release.
+      CorruptStoreError: a damaged schema-1 file, or a damaged store whose header is lost (it
+        carries a store's marks, `_STORE_MARKS`).
+      ValueError: not a trial at all, a configuration no trial may run, or a rehearsal
+        (``noise="prng"``) of a global-DP algorithm, which kept no exact sums of its open
+        phases and so cannot continue with the current release.
     """
     try:
         document = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError("not a jaxbai trial store or state file") from err
+        document = err
     if not isinstance(document, dict) or document.get("format") != STATE_FORMAT:
-        raise ValueError("not a jaxbai trial store or state file")
+        if any(mark in data for mark in _STORE_MARKS):
+            what = "its SQLite header or its JSON is not readable"
+            raise CorruptStoreError(f"trial {path} " + CORRUPT.format(what=what))
+        raise ValueError(f"{path} is not a jaxbai trial (neither a store nor a state file)")
     if document.get("schema_version") != 1:
         raise ValueError(
-            f"unsupported trial schema version {document.get('schema_version')!r} in a JSON "
-            "state file (this jaxbai migrates version 1)"
+            f"{path}: unsupported trial schema version {document.get('schema_version')!r} in a "
+            "JSON state file (this jaxbai migrates version 1)"
         )
     try:
         config, snap, actions = _decode(document)
         sensitive, pending = document["sensitive"], document["pending_arm"]
     except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as err:
-        raise ValueError(f"a damaged schema-1 trial file ({type(err).__name__}: {err})") from err
-    config = stored_config("a schema-1 trial file that no trial may run", config, sensitive)
+        what = f"a schema-1 file: {type(err).__name__}: {err}"
+        raise CorruptStoreError(f"trial {path} " + CORRUPT.format(what=what)) from err
+    config = stored_config(f"schema-1 trial file {path} (no trial may run it)", config, sensitive)
     info = algorithm_entry(config).info(**config.options)
     if not snap.windows and info.privacy == "global":
         raise ValueError(

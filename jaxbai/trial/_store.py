@@ -34,12 +34,11 @@ writer. Readers (`Store.open` with ``writable=False``: status, publication, back
 lock and write nothing, so they work beside a writer and on read-only media. WAL needs a local
 file system (not NFS), and so does the lock.
 
-One file at rest. While a writer has it open — or after it was killed — a trial is two files:
-``x.trial`` and its log ``x.trial-wal``, which holds the records since the session began. A
-writer marks the main file (``session``: a random token, moved into the main file by a
-checkpoint before any record) and a clean `Store.close` clears the mark and checkpoints the log
-into the main file, which SQLite then deletes: a closed trial is one self-contained file. On
-open, a main file whose mark says a session is open but whose log is missing (a copy of
+One file at rest. While a writer has it open — or after it was killed, or could not close
+cleanly on a full disk — a trial is two files: ``x.trial`` and its log ``x.trial-wal``, which
+holds the records since the session began. A writer marks the main file (``session``) before
+any record and clears the mark when it closes, leaving one self-contained file
+(`jaxbai.trial._session`). On open, a main file marked open whose log is missing (a copy of
 ``x.trial`` alone, taken while open or after a crash) is refused, and so is a log whose
 ``store_id`` is not the main file's (another trial's log beside it): either would silently
 drop records or mix two trials. `jaxbai.trial._backup.backup` copies a trial, open or not,
@@ -48,12 +47,9 @@ into one file.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import secrets
 import sqlite3
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -67,8 +63,8 @@ import jaxbai.trial._schema2 as _schema2
 from jaxbai.trial._algorithm import stored_config
 from jaxbai.trial._codec import (
     build_store,
-    decode_config,
     decode_data,
+    decode_meta,
     decode_windows,
     leaf_layout,
     snapshot_row,
@@ -80,12 +76,15 @@ from jaxbai.trial._files import (
     check_log_owner,
     check_log_present,
     check_owner,
+    check_writable_medium,
     install,
     log_path,
     main_file_meta,
     read_meta,
     reader_uri,
     remove_stale_temporaries,
+    rollback,
+    writing,
 )
 from jaxbai.trial._integrity import (
     CORRUPT,
@@ -100,26 +99,19 @@ from jaxbai.trial._integrity import (
 )
 from jaxbai.trial._migration import (
     INTEGRITY_COLUMNS,
+    check_pages,
     check_schema,
     migrate_schema1,
+    read_tables,
+    refuse_schema1_reader,
     upgraded,
     with_integrity,
 )
+from jaxbai.trial._session import begin_session, close_writer, end_session
 
 __all__ = ["Store"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-
-CHECKPOINT_WAIT_S = 10.0
-"""How long a writer retries moving the log into the main file while readers hold it."""
-
-
-def _rollback(db: sqlite3.Connection) -> None:
-    """Rolls back an open transaction, keeping the error that caused it (SQLite may already
-    have rolled back after an I/O error or a full disk)."""
-    if db.in_transaction:
-        with contextlib.suppress(sqlite3.Error):
-            db.execute("ROLLBACK")
 
 
 class Store:
@@ -143,24 +135,19 @@ class Store:
         self._pid = os.getpid()
         self._synchronous = _files.SYNCHRONOUS
         with readable(path):
-            self._meta = read_meta(db)
-            check_schema(path, self._meta)
+            self._meta, tables = read_meta(db), read_tables(db)
+        check_schema(path, self._meta, tables)
+        with readable(path):
+            if verified is None:  # else the reader checked the pages
+                check_pages(path, db)
             if lock_fd is not None and "store_id" not in self._meta:
                 self._add_integrity()
             self._row, self._log_sum = verified or self._verified_row()
             self._issued = self._read_issued()
+            meta = decode_meta(self._meta)
         if db.in_transaction:  # a reader's: later reads (actions) take committed prefixes
             db.execute("COMMIT")
-        try:
-            self._paths = json.loads(self._meta["paths"]) if "paths" in self._meta else None
-            self.config = decode_config(self._meta["config"])
-            self.sensitive = bool(json.loads(self._meta["sensitive"]))
-            migrated = self._meta.get("migrated")
-            self.migrated_at = None if migrated is None else json.loads(migrated)["samples"]
-            self._layout = json.loads(self._meta["layout"])
-        except (KeyError, TypeError, ValueError) as err:
-            what = f"its meta table: {type(err).__name__} {err}"
-            raise CorruptStoreError(f"trial {path} " + CORRUPT.format(what=what)) from err
+        self.config, self.sensitive, self.migrated_at, self._layout, self._paths = meta
 
     @property
     def writable(self) -> bool:
@@ -244,6 +231,7 @@ class Store:
         """
         path = Path(os.path.realpath(path))  # SQLite names the log after the real file
         if writable:
+            check_writable_medium(path)
             remove_stale_temporaries(path)
         lock_fd = acquire(path) if writable else None
         try:
@@ -251,10 +239,7 @@ class Store:
                 head = handle.read(len(_SQLITE_MAGIC))
             if head != _SQLITE_MAGIC:
                 if lock_fd is None:
-                    raise ValueError(
-                        f"{path} is a schema-1 state file (or not a trial): open it for writing "
-                        "once to migrate it"
-                    )
+                    refuse_schema1_reader(path)
                 migrate_schema1(path)
                 _files.release(lock_fd)
                 lock_fd = None
@@ -290,73 +275,68 @@ class Store:
         with open(path, "rb") as handle:
             head = handle.read(20)
         if head[18:20] != b"\x02\x02":  # the format's read and write versions: 2 is WAL
-            raise ValueError(f"{path} is not a trial store (not in WAL mode)")
-        with readable(path):
-            if lock_fd is None:
-                main = main_file_meta(path)
-                check_log_present(path, main)
-                db = sqlite3.connect(reader_uri(path), uri=True, isolation_level=None)
-            else:
-                db = sqlite3.connect(path, isolation_level=None)
-        try:
+            refuse_schema1_reader(path)  # a store's marks: damaged; else not a trial
+        if lock_fd is None:
             with readable(path):
-                if lock_fd is None:
+                main = main_file_meta(path)
+            check_log_present(path, main)
+        with readable(path):
+            uri, flags = (reader_uri(path), True) if lock_fd is None else (str(path), False)
+            db = sqlite3.connect(uri, uri=flags, isolation_level=None)
+        try:
+            if lock_fd is None:
+                with readable(path):
                     db.execute("BEGIN")
-                    check_log_owner(path, main, read_meta(db))
-                else:
-                    db.execute(f"PRAGMA synchronous={_files.SYNCHRONOUS}")
+                    view = read_meta(db)
+                check_log_owner(path, main, view)
+            else:
+                db.execute(f"PRAGMA synchronous={_files.SYNCHRONOUS}")
             store = cls(path, db, lock_fd, verified)
             if lock_fd is not None:
-                store._begin_session()
+                begin_session(db, path, store._set_session)
             return store
         except BaseException:
-            db.close()
+            close_writer(db, path, keep_log=lock_fd is not None)
             raise
 
     # --- sessions -----------------------------------------------------------------------------
-    def _checkpoint(self) -> bool:
-        """Moves the whole log into the main file, retrying while readers hold it (up to
-        `CHECKPOINT_WAIT_S`); whether it succeeded."""
-        deadline = time.monotonic() + CHECKPOINT_WAIT_S
-        while True:
-            busy, log, done = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            if not busy and log == done:
-                return True
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.01)
-
     def _set_session(self, token: str) -> None:
         self._transaction(("UPDATE meta SET value = ? WHERE name = 'session'", (token,)))
         self._meta["session"] = token
 
-    def _begin_session(self) -> None:
-        """Marks the main file as open (see the module docstring), before any record."""
-        self._set_session(secrets.token_hex(16))
-        if not self._checkpoint():
-            raise RuntimeError(
-                f"readers of trial {self.path} kept its log busy for {CHECKPOINT_WAIT_S:g} s; "
-                "retry when they are done"
-            )
-
     def close(self) -> None:
-        """Closes the database and releases the lock. A writer first clears its session mark
-        and checkpoints, leaving one self-contained file; if that fails (a full disk, a
-        reader holding the log), the store stays two files, still complete, and the next
-        writer finishes the job."""
+        """Closes the database and releases the lock. A writer first ends its session
+        (`jaxbai.trial._session.end_session`), leaving one self-contained file.
+
+        Raises:
+          RuntimeError: (once closed) the session could not be ended — a full disk, a reader
+            holding the log: the store stays two files, ``x.trial`` and ``x.trial-wal``, which
+            together hold every acknowledged record, and the next writer finishes the job.
+        """
         if os.getpid() != self._pid:  # a fork: the connection is the parent's, the lock gone
             return
+        owner = self.writable and self._owns_path()
+        failure = None
         try:
-            if self.writable:
-                with contextlib.suppress(sqlite3.Error, RuntimeError):
-                    self.check_writer()
-                    self._set_session("")
-                    self._checkpoint()
+            if owner:
+                end_session(self._db, self.path, self._set_session)
+        except RuntimeError as err:
+            failure = err
         finally:
-            self._db.close()
+            close_writer(self._db, self.path, keep_log=owner and bool(self._meta["session"]))
             if self._lock_fd is not None:
                 _files.release(self._lock_fd)
                 self._lock_fd = None
+        if failure is not None:
+            raise failure
+
+    def _owns_path(self) -> bool:
+        """Whether `check_writer` passes (a replaced or removed file is not written again)."""
+        try:
+            self.check_writer()
+        except RuntimeError:
+            return False
+        return True
 
     # --- reading ------------------------------------------------------------------------------
     def snapshot(self, template: Any) -> Snapshot:
@@ -420,14 +400,15 @@ class Store:
         that error (never one of the rollback's)."""
         self.check_writer()
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            for sql, args in statements:
-                db.execute(sql, tuple(args))
-            db.execute("COMMIT")
-        except BaseException:
-            _rollback(db)
-            raise
+        with writing(self.path):
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, args in statements:
+                    db.execute(sql, tuple(args))
+                db.execute("COMMIT")
+            except BaseException:
+                rollback(db)
+                raise
 
     def _store_row(self, row: tuple[int, bytes, str], log_sum: str) -> None:
         self._transaction(row_statement(self._meta, row, log_sum))
@@ -458,7 +439,9 @@ class Store:
         Raises:
           RuntimeError: the store is open read-only, this process is a fork of the one that
             opened it, or the path no longer names the opened file (`check_writer`).
-          sqlite3.Error, OSError: the write failed (a full disk, say); nothing was changed.
+          OSError: the disk is full or failed (`jaxbai.trial._files.writing`); nothing was
+            changed.
+          sqlite3.Error: another failure of the write; nothing was changed.
         """
         db = self._db
         if not fsync and self._synchronous == "FULL":
@@ -473,6 +456,18 @@ class Store:
         changes: dict[int, str | None] = {p: float(z).hex() for p, z in hold}
         changes.update((p, None) for p in release)
         row = self._row if snap is None else snapshot_row(snap)
+        with writing(self.path):
+            self._write_rows(row, issue, changes)
+
+    def _write_rows(
+        self,
+        row: tuple[int, bytes, str],
+        issue: list[tuple[int, int]],
+        changes: dict[int, str | None],
+    ) -> None:
+        """`write`'s transaction: the new ``row``, the ``issue``d assignments and the outcome
+        ``changes``, with the updated ``log_sum``."""
+        db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
             stored = self._changed_rows(changes)
@@ -492,6 +487,6 @@ class Store:
             db.execute(*row_statement(self._meta, row, log_sum))
             db.execute("COMMIT")
         except BaseException:
-            _rollback(db)
+            rollback(db)
             raise
         self._row, self._log_sum = row, log_sum

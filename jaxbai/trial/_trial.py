@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-import secrets
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ import jaxbai.trial._store as _store
 from jaxbai import checks
 from jaxbai.base import Algorithm, Episodic, Mechanism
 from jaxbai.registry import ALGORITHMS
-from jaxbai.trial._algorithm import build, check_config, compiled
+from jaxbai.trial._algorithm import build, check_config, compiled, initial_key
 from jaxbai.trial._config import (
     PUBLICATION_FORMAT,
     PUBLICATION_VERSION,
@@ -57,11 +56,6 @@ cohort holds at most the last one."""
 
 _split = jax.jit(jax.random.split)
 """`jax.random.split`, dispatched as one compiled call (the same keys, a quarter of the cost)."""
-
-
-# ------------------------------------------------------------------------------ helpers
-def _first_key(seed: int | None) -> jax.Array:
-    return jax.random.key(secrets.randbits(32) if seed is None else checks.check_seed(seed))
 
 
 # ------------------------------------------------------------------------------ the trial
@@ -153,7 +147,7 @@ class Trial:
                 plugin=ALGORITHMS.get_entry(algorithm).plugin,
             )
         )
-        first_key = _first_key(seed)
+        first_key = initial_key(seed)
         alg, params = build(config)
         Releaser(config, alg, randbits)  # fails now, not at the first release
         key_init, key = jax.random.split(first_key)
@@ -205,10 +199,11 @@ class Trial:
 
     def close(self) -> None:
         """Releases the lock, leaving the store one self-contained file (`jaxbai.trial._store`);
-        every record is already durable."""
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        every record is already durable. RuntimeError (once closed) if a full disk or a reader
+        kept it from becoming one file: it stays two, ``x.trial`` and ``x.trial-wal``."""
+        store, self._store = self._store, None
+        if store is not None:
+            store.close()
 
     def __enter__(self) -> Trial:
         return self
