@@ -44,12 +44,12 @@ its runs then stopped after 3 samples with a random arm (docs/semantics.md §35)
 def check_epsilon(epsilon: object) -> np.ndarray:
     """Privacy budget ε ≥ `SMALLEST_EPSILON` (``inf`` allowed: no privacy)."""
     eps = as_float_array("epsilon", epsilon)
-    if (eps <= 0).any():
-        raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
-    if (eps < SMALLEST_EPSILON).any():
+    too_small = eps[eps < SMALLEST_EPSILON]
+    if too_small.size:
+        where = f" (and {too_small.size - 1} more)" if too_small.size > 1 else ""
         raise ValueError(
             f"epsilon must be >= {SMALLEST_EPSILON:g} (below it no run can stop within 2**31 "
-            f"samples, and float32 breaks down), got {epsilon!r}"
+            f"samples, and float32 breaks down), got {too_small[0]:g}{where}"
         )
     return eps
 

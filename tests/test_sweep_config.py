@@ -273,7 +273,7 @@ BAD = [  # (file text, key named, part of the valid range)
     (_grid('[{name = "g", family = "gaussian", means = [1.0, 0.5], sigma = 2}]'),
      "algorithms[0].sigma", "sigma >= 2"),
     (_grid(extra='threshold = "magic"\n'), "threshold", "heuristic"),
-    (_grid(extra="epsilons = [0.5, -1]\n"), "epsilons", "> 0"),
+    (_grid(extra="epsilons = [0.5, -1]\n"), "epsilons", ">= 1e-12"),
     (_grid(extra="deltas = [0.5, 1]\n"), "deltas", "in (0, 1)"),
     (_grid(extra="max_samples = 0\n"), "max_samples", "[1, 2147483647]"),
     (_grid(extra='draws = "sometimes"\n'), "draws", "per_episode"),
@@ -315,6 +315,18 @@ def test_cli_reports_a_bad_file_in_one_line(tmp_path):
     assert proc.stderr.strip().count("\n") == 0, proc.stderr
     assert f"{path}:2: algorithms[0].beta: beta must lie in (0, 1)" in proc.stderr
     assert not (tmp_path / "runs.csv").exists()
+
+
+def test_a_file_that_is_not_utf8_or_has_a_tiny_epsilon_is_located(tmp_path):
+    """A non-UTF-8 file gave the decoder's message without the file; ε = 1e-40 gave a numpy
+    array repr without file or line."""
+    path = tmp_path / "grid.toml"
+    path.write_bytes(b'instances = ["mu1"]\n# caf\xe9\nalgorithms = ["ttucb"]\n')
+    with pytest.raises(ConfigError, match=rf"^{path}:2: not UTF-8 text \(byte 0xe9\)"):
+        config.load(str(path))
+    path.write_text('instances = ["mu1"]\nalgorithms = ["adap_tt"]\nepsilons = [1, 1e-40]\n')
+    with pytest.raises(ConfigError, match=rf"^{path}:3: epsilons: .*>= 1e-12.*1e-40 is not$"):
+        config.load(str(path))
 
 
 # ----------------------------------------------------------------------------- theory

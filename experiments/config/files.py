@@ -62,6 +62,10 @@ def _read(path: str) -> str:
             return f.read()
     except OSError as err:
         raise ConfigError((), f"cannot read the experiment file: {err.strerror}", path) from None
+    except UnicodeDecodeError as err:
+        line = err.object[: err.start].count(b"\n") + 1
+        message = f"not UTF-8 text (byte {err.object[err.start]:#04x}): save the file as UTF-8"
+        raise ConfigError((), message, path, line) from None
 
 
 def load(path: str) -> SweepConfig:

@@ -46,7 +46,7 @@ from experiments.config.specs import (
 from experiments.config.values import boolean, check_keys, choice, grid, integer, string
 from jaxbai import PAPER_INSTANCES
 from jaxbai import plugins as jaxbai_plugins
-from jaxbai.checks import COUNT_MAX, memory_bytes
+from jaxbai.checks import COUNT_MAX, SMALLEST_EPSILON, memory_bytes
 from jaxbai.engine import DRAWS, KERNELS
 
 __all__ = [
@@ -66,8 +66,8 @@ _DEVICES = ("cpu", "gpu")
 
 # ----------------------------------------------------------------------------- entries
 def _epsilons(value: object, key: str) -> tuple[float, ...]:
-    """An ε grid: distinct finite numbers > 0."""
-    return grid(value, (key,), "> 0 (finite)", lambda v: v > 0)
+    """An ε grid: distinct finite numbers ≥ `jaxbai.checks.SMALLEST_EPSILON`."""
+    return grid(value, (key,), f">= {SMALLEST_EPSILON:g} (finite)", lambda v: v >= SMALLEST_EPSILON)
 
 
 def _deltas(value: object) -> tuple[float, ...]:
