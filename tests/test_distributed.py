@@ -184,6 +184,16 @@ def test_two_processes_equal_one_and_resume_after_a_death(tmp_path, env):
     shared = {name: sidecar["engine"][name]["shared_deltas"] for name in NAMES}
     assert shared == {"ttucb": True, "adap_tt_star": True, "dp_se": False}
 
+    refused = pair(tmp_path / "two", env)  # a used --out: both refuse, neither hangs
+    for proc in refused:
+        assert proc.wait(120) == cli.EXIT_USAGE
+    assert b"holds an earlier sweep's results" in refused[0].err
+    assert b"process 0 refused the output directory" in refused[1].err
+    overwritten = pair(tmp_path / "two", env, "--overwrite")  # process 0 clears checkpoints
+    for proc in overwritten:  # while process 1 waits for it, then both write shards
+        assert proc.wait(300) == 0, proc.err.decode()[-3000:]
+    assert one.read_text() == two.read_text()
+
 
 # ----------------------------------------------------------------------------- failures
 @pytest.mark.parametrize("flag", ["--heartbeat-timeout", "--startup-timeout"])

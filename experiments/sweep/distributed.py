@@ -39,8 +39,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import IO, Any
+
+import numpy as np
 
 __all__ = [
     "MAX_TIMEOUT",
@@ -173,6 +175,35 @@ def is_writer() -> bool:
     import jax
 
     return jax.process_index() == 0
+
+
+def claim(claim_out: Callable[[], None]) -> None:
+    """Runs ``claim_out`` (`experiments.sweep.outputs.claim_out`) on the writer, and holds
+    every other process until it is done: with ``--overwrite`` it clears the checkpoints, which
+    the others would otherwise be writing their shards into. If it refuses, the others fail
+    too.
+
+    Raises:
+        ValueError: the writer's refusal (on the writer), or that the writer refused (others).
+    """
+    import jax
+
+    if jax.process_count() == 1:
+        claim_out()
+        return
+    from jax.experimental import multihost_utils
+
+    refusal = None
+    if is_writer():
+        try:
+            claim_out()
+        except ValueError as err:
+            refusal = err
+    refused = multihost_utils.broadcast_one_to_all(np.int32(refusal is not None))
+    if refusal is not None:
+        raise refusal
+    if int(refused):
+        raise ValueError("process 0 refused the output directory; its message says why")
 
 
 def environment() -> dict[str, Any]:

@@ -157,8 +157,7 @@ def run(
     check_kernel(sweep_config)
     writes = out is not None and distributed.is_writer()  # process 0 writes the results
     if out is not None:
-        if distributed.is_writer():  # the others would see its first checkpoints
-            claim_out(sweep_config.out, resume=resume, overwrite=overwrite)
+        distributed.claim(lambda: claim_out(sweep_config.out, resume=resume, overwrite=overwrite))
         prepare_out(sweep_config.out)  # after every check that writes nothing
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     clock = time.perf_counter()
