@@ -25,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -32,6 +33,7 @@ from hypothesis import strategies as st
 from jaxbai.mechanisms import GaussianNoise, LaplaceNoise, RandomisedResponse
 from jaxbai.trial import Trial, backup, main, secure_noise
 from jaxbai.trial._integrity import CorruptStoreError
+from jaxbai.trial._records import MAX_OBSERVATION, check_finite_state
 
 PROPERTY = settings(
     deadline=None,
@@ -551,21 +553,42 @@ def test_observations_beyond_float32_are_refused(tmp_path, no_fsync, algorithm, 
         assert t.status().samples == 1
 
 
-def test_an_outcome_that_would_overflow_the_state_is_refused(tmp_path, no_fsync):
-    """Each 1e38 is a float32, but four on one arm overflow its float32 sum: the outcome that
-    would is refused with nothing written, and the trial goes on as if it never came (equal
-    rewards on both arms: the stopping rule never fires)."""
+def test_an_observation_too_large_for_the_float32_sums_is_refused(tmp_path, no_fsync):
+    """1e38 is a float32, but four of them on one arm overflow its float32 sum (they used to be
+    accepted until one was not): an observation above MAX_OBSERVATION (≈ 1.6e29) is refused
+    before anything changes, one at the bound is recorded."""
     path = tmp_path / "t.trial"
     with Trial.create(path, "ttucb", 2, None, 0.05, 0, noise="prng") as t:
-        with pytest.raises(ValueError, match="non-finite"):
-            for _ in range(8):
-                arm, before = t.next_arm(), t.status()
-                t.record(arm, 1e38)
-        assert t.status() == before and before.samples >= 4  # three 1e38 on one arm fit
-    with Trial.open(path) as t:
+        arm, before = t.next_arm(), t.status()
+        with pytest.raises(ValueError, match="too large for the algorithm's float32 sums"):
+            t.record(arm, 1e38)
         assert t.status() == before
-        t.record(before.pending_arm, 0.0, participant=before.samples)
-        assert t.status().samples == before.samples + 1
+        t.record(arm, -MAX_OBSERVATION)
+        assert t.status().samples == 1
+
+
+def test_held_outcomes_at_the_bound_never_overflow_the_queue(tmp_path, no_fsync):
+    """Cohorts whose later participants answered first, every value at MAX_OBSERVATION: when
+    the first answers, the whole queue is applied and the state stays finite (an overflow
+    there could never be undone: held outcomes are already recorded)."""
+    path = tmp_path / "t.trial"
+    with Trial.create(path, "ttucb_dpa", 2, None, 0.05, 0, noise="prng") as t:
+        sizes = []
+        while sum(sizes) < 40:
+            batch = t.next_batch()
+            for p, arm in reversed(batch):
+                t.record(arm, MAX_OBSERVATION, participant=p)
+            sizes.append(len(batch))
+            assert t.status().samples == sum(sizes) and t.status().held == 0
+        assert max(sizes) >= 4
+
+
+def test_a_non_finite_state_is_refused_naming_the_participants():
+    """The guard for states that hold more than sums (a plugin's squares)."""
+    state = {"sums": np.array([1.0, np.inf], np.float32), "counts": np.array([1, 2])}
+    with pytest.raises(ValueError, match=r"participants \[4, 5\] would make .* non-finite"):
+        check_finite_state(state, [4, 5])
+    check_finite_state({"sums": np.ones(2, np.float32)}, [4])
 
 
 @settings(PROPERTY, max_examples=60)

@@ -3,7 +3,7 @@
 Pure functions of the trial's configuration, its algorithm's `jaxbai.base.AlgorithmInfo` and
 its open assignments; `jaxbai.trial._trial` calls them before anything changes.
 
-Example:
+Examples:
   >>> import jaxbai
   >>> config = TrialConfig("ctb_tt", {}, 3, 1.0, 0.05, clip=False, noise="secure")
   >>> check_observation(1, jaxbai.ctb_tt().info, config)
@@ -31,6 +31,11 @@ __all__ = [
 ]
 
 BINARY = (0.0, 1.0)
+
+MAX_OBSERVATION = secure_noise.FLOAT32_MAX / 2**31
+"""The largest |observation| a trial records (≈ 1.6e29): a sum of up to 2³¹ − 1 of them (the
+int32 counts) stays finite in the algorithms' float32 states, so an outcome held for a later
+participant can never make the queue it joins overflow when it is applied."""
 """The values of ``outcomes="binary"``."""
 
 
@@ -92,7 +97,8 @@ def check_observation(reward: object, info: AlgorithmInfo, config: TrialConfig) 
     Local DP: a value the participants' mechanism outputs (`jaxbai.base.Mechanism.outputs`:
     one of its finite set, else any finite real). Otherwise the raw reward: 0 or 1 for binary
     outcomes; in [0, 1] (or clipped there, with ``clip``) where the algorithm's privacy needs
-    it (``info.unit_interval``) or ``clip`` asks for it; else any finite real.
+    it (``info.unit_interval``) or ``clip`` asks for it; else any finite real. In every case
+    at most `MAX_OBSERVATION` in magnitude.
 
     Raises:
       ValueError: a value the trial must refuse.
@@ -100,12 +106,19 @@ def check_observation(reward: object, info: AlgorithmInfo, config: TrialConfig) 
     mechanism = info.participant_mechanism
     if mechanism is not None:
         made = f"outputs of the participants' {mechanism.name} (privatize_locally, on their device)"
-        return _one_of(reward, mechanism.outputs, f"{config.algorithm} records {made}")
-    if config.outcomes == "binary":
-        return _one_of(reward, BINARY, f"{config.algorithm} records binary outcomes")
-    if info.unit_interval or config.clip:
-        return secure_noise.unit_reward(reward, config.clip)
-    return secure_noise.finite_reward(reward)
+        z = _one_of(reward, mechanism.outputs, f"{config.algorithm} records {made}")
+    elif config.outcomes == "binary":
+        z = _one_of(reward, BINARY, f"{config.algorithm} records binary outcomes")
+    elif info.unit_interval or config.clip:
+        z = secure_noise.unit_reward(reward, config.clip)
+    else:
+        z = secure_noise.finite_reward(reward)
+    if abs(z) > MAX_OBSERVATION:
+        raise ValueError(
+            f"observation {z!r} is too large for the algorithm's float32 sums (|observation| ≤ "
+            f"{MAX_OBSERVATION:.2g}, so that 2³¹ of them stay finite): record it in smaller units"
+        )
+    return z
 
 
 def _one_of(reward: object, values: tuple[float, ...] | None, records: str) -> float:
@@ -119,7 +132,8 @@ def _one_of(reward: object, values: tuple[float, ...] | None, records: str) -> f
 
 def check_finite_state(state: Any, applied: list[int]) -> None:
     """ValueError if the outcomes of participants ``applied`` made a float of the algorithm's
-    state non-finite (float32 sums of large observations overflow): nothing is then written."""
+    state non-finite: nothing is then written. `MAX_OBSERVATION` keeps the registered
+    algorithms' sums finite; this guards states that hold more than sums (a plugin's squares)."""
     for leaf in jax.tree_util.tree_leaves(state):
         values = np.asarray(leaf)
         if np.issubdtype(values.dtype, np.floating) and not np.isfinite(values).all():
