@@ -68,7 +68,7 @@ def check_mechanism_epsilon(epsilon: object) -> float:
     """ε of a mechanism that runs on real data: a float in [`SMALLEST_EPSILON`,
     `LARGEST_EPSILON`].
 
-    Example:
+    Examples:
       >>> check_mechanism_epsilon(0.5)
       0.5
     """
@@ -83,7 +83,7 @@ def check_mechanism_epsilon(epsilon: object) -> float:
 def check_mechanism_gamma(gamma: object) -> float:
     """γ of the Gaussian mechanism on real data: a float in (0, 1), as `check_open_unit`.
 
-    Example:
+    Examples:
       >>> check_mechanism_gamma(0.001)
       0.001
     """
@@ -103,7 +103,7 @@ def real_number(name: str, value: object) -> float:
 def check_seed(seed: object) -> int:
     """A seed of `jax.random.key`: an integer in [0, 2³²).
 
-    Example:
+    Examples:
       >>> check_seed(7)
       7
     """
@@ -130,7 +130,7 @@ def check_open_unit(name: str, value: object) -> np.ndarray:
 def check_flag(name: str, value: object) -> bool:
     """``value`` as a bool: True or False (Python or NumPy), never a string or a number.
 
-    Example:
+    Examples:
       >>> check_flag("clip", False)
       False
     """
@@ -162,7 +162,7 @@ def check_job_count(jobs: int, num_arms: int, memory: int | None) -> int:
     in the compiled program, and the host holds each job's parameters and results (at least
     `JOB_BYTES` plus 24 bytes an arm) within ``memory`` bytes (None: not known).
 
-    Example:
+    Examples:
       >>> check_job_count(10**6, 5, 2**34)
       1000000
       >>> check_job_count(10**12, 5, 2**34)  # doctest: +ELLIPSIS
@@ -244,7 +244,7 @@ def check_algorithm(alg: object) -> None:
     """ValueError unless ``alg`` is an algorithm object (`jaxbai.base.Algorithm`): a factory
     passed uncalled (``jaxbai.adap_tt`` for ``jaxbai.adap_tt()``), a name or None is named.
 
-    Example:
+    Examples:
       >>> import jaxbai
       >>> check_algorithm(jaxbai.ttucb())
       >>> check_algorithm(jaxbai.ttucb)
@@ -284,7 +284,7 @@ def real_values(name: str, value: object) -> np.ndarray:
     """``value`` as a float64 scalar or non-empty 1-D array of real numbers: no strings or
     bools (NumPy would read ``"1"`` as 1.0), no empty grid.
 
-    Example:
+    Examples:
       >>> real_values("epsilon", [0.5, 1]).tolist()
       [0.5, 1.0]
     """

@@ -39,7 +39,7 @@ def gaussian_cost(
 ) -> jax.Array:
     """W^G_{a,b}(μ, ω) = (μ_a − μ_b)₊² / (2σ²(1/ω_a + 1/ω_b)) (Eq. 3).
 
-    Example:
+    Examples:
         >>> round(float(gaussian_cost(0.9, 0.5, 10, 10, 0.25)), 6)  # 0.16 / (0.5 * 0.2)
         1.6
     """
@@ -57,7 +57,7 @@ def private_cost(
 ) -> jax.Array:
     """W^{G,ε}_{a,b}(μ, ω) = (μ_a − μ_b)₊ min{ε/2, (μ_a − μ_b)₊} / (2σ²(1/ω_a + 1/ω_b)) (Eq. 13).
 
-    Example:
+    Examples:
         >>> round(float(private_cost(0.9, 0.5, 10, 10, 0.25, 0.2)), 6)  # 0.4 * 0.1 / 0.1
         0.4
     """
@@ -73,7 +73,7 @@ def kl_bernoulli_cost(
     (0 otherwise), attained at the weighted mean x̄ = (w_a μ_a + w_b μ_b)/(w_a + w_b); means
     in [0, 1]. EB-TCI's cost (Jourdan et al. 2022), the ε = ∞ case of C*_ε.
 
-    Example:
+    Examples:
         >>> import math
         >>> kl = lambda p, q: p * math.log(p / q) + (1 - p) * math.log((1 - p) / (1 - q))
         >>> exact = 10 * kl(0.9, 0.7) + 10 * kl(0.5, 0.7)  # x̄ = 0.7
@@ -108,7 +108,7 @@ def private_bonus(local_counts: ArrayLike, k: ArrayLike, epsilon: ArrayLike) -> 
     Eq. (11) prints k = k(Ñ_a); jaxbai's default evaluates k at the number of samples so far
     (see `jaxbai.adap_tt` for why).
 
-    Example:
+    Examples:
         >>> float(private_bonus(4.0, 4.0, 1.0))  # √1 + 4/4
         2.0
     """

@@ -313,7 +313,7 @@ class DPSE:
 def dp_se() -> DPSE:
     """DP-SE baseline (Sajed & Sheffet 2019), ε-global DP, stopping at one active arm.
 
-    Example:
+    Examples:
         >>> alg = dp_se()
         >>> params = alg.params(epsilon=1.0, delta=0.01)
     """

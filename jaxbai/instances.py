@@ -242,7 +242,7 @@ def _means_vector(means: ArrayLike) -> np.ndarray:
 def bernoulli(means: ArrayLike) -> Bernoulli:
     """Bernoulli instance with the given means in [0, 1].
 
-    Example:
+    Examples:
         >>> inst = bernoulli([0.95, 0.9, 0.9, 0.9, 0.5])
         >>> inst.means.shape
         (5,)
@@ -256,7 +256,7 @@ def bernoulli(means: ArrayLike) -> Bernoulli:
 def gaussian(means: ArrayLike, sigma: float = 1.0) -> Gaussian:
     """Gaussian instance N(means[a], sigma²) (rewards unbounded: not for CTB/DAF/DP-SE).
 
-    Example:
+    Examples:
         >>> gaussian([1.0, 0.5], sigma=0.5).sigma
         Array(0.5, dtype=float32)
     """
@@ -270,7 +270,7 @@ def gaussian(means: ArrayLike, sigma: float = 1.0) -> Gaussian:
 def beta(a: ArrayLike, b: ArrayLike) -> Beta:
     """Beta(a, b) instance on [0, 1] (continuous rewards: no ties between arms).
 
-    Example:
+    Examples:
         >>> beta([2.0, 1.0], [1.0, 1.0]).means
         Array([0.6666667, 0.5      ], dtype=float32)
     """
@@ -289,7 +289,7 @@ def reward_table(table: ArrayLike) -> RewardTable:
         ValueError: ``table`` is not 2-D with at least one row and two columns, or (unless
             traced under `jit`) holds a value that is not a finite number in [0, 1].
 
-    Example:
+    Examples:
         >>> inst = reward_table([[0.0, 1.0], [1.0, 0.5]])
         >>> float(inst.draw(0.5, None, arm=1, index=1)), inst.means.tolist()
         (0.5, [0.5, 0.75])

@@ -12,7 +12,7 @@ Below them are the array functions they are made of, which the global-DP estimat
 DP-SE) use too: real trials release with the exact discrete Laplace of
 `jaxbai.trial.discrete_noise` instead.
 
-Example:
+Examples:
     >>> mechanism = GaussianNoise(gamma=0.01)
     >>> z = sample(mechanism, jax.random.key(0), 0.5, 1.0)
     >>> round(float(mechanism.added_variance(jnp.float32(1.0))), 3)  # σ²_{ε,γ}
@@ -85,7 +85,7 @@ def randomised_response(key: jax.Array, reward: ArrayLike, epsilon: ArrayLike) -
     """Convert-To-Bernoulli privatisation of a reward in [0, 1] (Alg. 4; ε-local DP, Lemma 12):
     `RandomisedResponse` driven by ``key``.
 
-    Example:
+    Examples:
         >>> z = randomised_response(jax.random.key(0), 1.0, jnp.inf)
         >>> float(z)
         1.0

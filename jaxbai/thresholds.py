@@ -245,7 +245,7 @@ def dp_tt_theory_threshold(counts: ArrayLike, delta: ArrayLike, epsilon: ArrayLi
     rule compares a pair's cost with c(Ñ_a) + c(Ñ_b), so log(1/δ) enters twice, which also
     covers the union over the K − 1 pairs while K − 1 ≤ 1/δ.
 
-    Example:
+    Examples:
         >>> import math
         >>> m, eps, delta = 100.0, 1.0, 0.01
         >>> exact = math.log(1 / delta) + math.log(m) * math.log(1 + eps * m / math.log(m))
@@ -266,7 +266,7 @@ def dp_tt_heuristic_threshold(counts: ArrayLike, delta: ArrayLike) -> jax.Array:
     pair, each at its own count (docs/semantics.md §34): two arms of equal counts m give
     log((1 + log m)/δ).
 
-    Example:
+    Examples:
         >>> round(float(dp_tt_heuristic_threshold(1.0, 0.01)), 6)  # ½ log(100)
         2.302585
     """

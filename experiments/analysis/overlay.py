@@ -21,7 +21,7 @@ Where no bound exists the functions return NaN. Instances are described by
 taken
 as Bernoulli, the only family before experiment files existed.
 
-Example:
+Examples:
     >>> lb = lower_bound([0.9, 0.5], "global", np.array([0.01, 100.0]), 0.01)
     >>> bool(lb[0] > lb[1])
     True
@@ -175,7 +175,7 @@ def practical_bound(
     """The smallest t ≥ T*·c(t, δ) for each ε (T* as in `lower_bound`, c the Gaussian GLR
     threshold of the family ``threshold``); NaN where there is no T*.
 
-    Example:
+    Examples:
         >>> lb = lower_bound([0.9, 0.5], "none", np.array([np.inf]), 0.01)
         >>> bool(practical_bound([0.9, 0.5], "none", np.array([np.inf]), 0.01)[0] > lb[0])
         True

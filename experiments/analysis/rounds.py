@@ -10,7 +10,7 @@ and nothing is claimed for DP-SE's epochs. `rounds_ratios` compares every cell's
 its bound at the measured mean τ, with a 95% interval (normal for both means; the bound's
 interval is the bound at the ends of τ's interval).
 
-Example:
+Examples:
     >>> rounds_bound("per_arm", 5, 1024.0), rounds_bound("global", 5, 1024.0)
     (50.0, 10.0)
 """

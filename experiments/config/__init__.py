@@ -33,7 +33,7 @@ the defaults), `experiments.config.validation` (`parse`, `validate`, overrides),
 (`ConfigError`); `experiments.config.values` holds the validators of values and
 `experiments.config.lines` finds the line of a key.
 
-Example:
+Examples:
     >>> cfg = loads('instances = ["mu1"]\\nalgorithms = ["ttucb"]\\nruns = 10', name="demo")
     >>> cfg.runs, cfg.instance_names, cfg.epsilons_for("ttucb")
     (10, ('mu1',), (inf,))

@@ -3,7 +3,7 @@
 Every check of an experiment file, its instances and algorithms raises it; `format_key` writes
 the key path as it is written in error messages.
 
-Example:
+Examples:
     >>> err = ConfigError(("algorithms", 1, "beta"), "must be > 0, got -1")
     >>> print(err.located("my.toml", 4))
     my.toml:4: algorithms[1].beta: must be > 0, got -1

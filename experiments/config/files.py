@@ -5,7 +5,7 @@
 `experiments.config.lines` finds it). `load_sidecar` reads back the configuration a sweep
 recorded next to its run CSV.
 
-Example:
+Examples:
     >>> try:
     ...     loads('instances = ["mu1"]\\nalgorithms = ["ttucb"]\\nseed = -1', source="g.toml")
     ... except ConfigError as err:

@@ -4,7 +4,7 @@
 such as ``("algorithms", 1, "beta")``: its own line, the line on which entry 1 of an inline array
 starts (an inline table is one line in TOML), or the line of its longest listed prefix.
 
-Example:
+Examples:
     >>> text = 'runs = 3\\nalgorithms = [\\n  "ttucb",\\n  {name = "a", beta = 2},\\n]'
     >>> line_of(text, ("runs",)), line_of(text, ("algorithms", 1, "beta"))
     (1, 4)

@@ -8,7 +8,7 @@ checked here in numpy, before anything compiles; a problem is a `ConfigError` na
 Importing this module imports `jaxbai` but starts no JAX backend (the sweep may still configure
 the host devices or ``jax.distributed`` afterwards).
 
-Example:
+Examples:
     >>> spec = instance_from_mapping({"name": "b", "family": "beta", "means": [0.6, 0.4],
     ...                               "concentration": 10}, ("instances", 0))
     >>> spec.a, spec.b, spec.means

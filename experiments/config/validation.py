@@ -7,7 +7,7 @@ families, instances an algorithm can take, names, the grid's size in memory);
 `with_overrides` replaces fields (command-line flags) and validates again. Errors are
 `ConfigError` naming the key; `experiments.config.files` locates them in a file.
 
-Example:
+Examples:
     >>> cfg = parse({"instances": ["mu1"], "algorithms": ["ttucb"], "runs": 10}, "demo")
     >>> cfg.name, cfg.out, grid_runs(cfg)
     ('demo', 'results/demo', 10)

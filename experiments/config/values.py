@@ -6,7 +6,7 @@ range, a finite number, a list of K ≥ 2 numbers, a grid of distinct numbers, a
 a few choices, the known keys of a table. Each returns the value (numbers as floats) or raises
 with the key path and the valid range.
 
-Example:
+Examples:
     >>> integer(3, ("runs",), 1, 10), grid([0.1, 1], ("deltas",), "in (0, 1]", lambda v: v <= 1)
     (3, (0.1, 1.0))
     >>> try:

@@ -7,7 +7,7 @@ writes there (``runs.csv``, ``summary.csv``, figures, ``report.md``, ``sweep.jso
 devices, git commit, engine throughput); `write_outputs` writes everything (the layout is in
 `experiments.sweep`).
 
-Example:
+Examples:
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as out:
     ...     prepare_out(out)
@@ -49,7 +49,7 @@ def previous_sweep(out: str) -> str | None:
     """What an earlier sweep left in ``out`` (its first result file, or ``checkpoints/`` when only
     checkpoints are there: an unfinished sweep), None where it left nothing.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> with tempfile.TemporaryDirectory() as out:
         ...     before = previous_sweep(out)

@@ -15,7 +15,7 @@ the claimed ε means the claim is false (or, with probability ≤ 1 − confiden
   global DP (Definition 8). Local-DP algorithms are audited at their participant-side
   mechanism, which is their guarantee.
 
-Example:
+Examples:
     >>> import jaxbai
     >>> laplace = lambda key, x: x + jaxbai.mechanisms.laplace(key, 1.0)
     >>> res = jaxbai.audit.audit_mechanism(laplace, 0.0, 1.0, 1.0, samples=20_000, seed=0)

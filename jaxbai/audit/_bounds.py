@@ -85,7 +85,7 @@ def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, f
     Returns:
         ``(lower, upper)``.
 
-    Example:
+    Examples:
         >>> lower, upper = clopper_pearson(0, 10, 0.05)
         >>> lower, round(upper, 6)  # upper = 1 − 0.05^(1/10)
         (0.0, 0.258866)
@@ -110,7 +110,7 @@ def certified_epsilon(
     (ε, δ)-DP implies P(E | x) ≤ e^ε P(E | x′) + δ for every event E (the hockey-stick form), so
     ε ≥ log((P(E | x) − δ)/P(E | x′)); the limits make it hold with probability ≥ 1 − 2α.
 
-    Example:
+    Examples:
         >>> round(certified_epsilon(500, 1000, 100, 1000, 0.025, 0.0), 3)
         1.36
     """

@@ -324,7 +324,7 @@ def audit_algorithm(
     Raises:
         ValueError: a bad argument, before anything is compiled.
 
-    Example:
+    Examples:
         >>> import numpy as np, jaxbai
         >>> table = np.zeros((8, 2)); table[1, 1] = 1.0
         >>> table_prime = table.copy(); table_prime[0, 0] = 1.0

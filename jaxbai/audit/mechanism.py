@@ -166,7 +166,7 @@ def audit_mechanism(
     Raises:
         ValueError: a bad argument, before anything is drawn.
 
-    Example:
+    Examples:
         >>> import jaxbai
         >>> laplace = lambda key, x: x + jaxbai.mechanisms.laplace(key, 1.0)
         >>> res = audit_mechanism(laplace, 0.0, 1.0, 1.0, samples=20_000, seed=0)
@@ -225,7 +225,7 @@ def host_mechanism(
             a NumPy array, ``uniform()`` returns a double in (0, 1).
         shape: the shape of one output (float32).
 
-    Example:
+    Examples:
         >>> from jaxbai.trial import secure_noise
         >>> respond = secure_noise.secure_randomised_response
         >>> rr = host_mechanism(lambda x, uniform: respond(float(x), 1.0, uniform))

@@ -334,7 +334,7 @@ class EpisodicEstimator(Protocol[EstimateT]):
 def protocol_members(protocol: type) -> frozenset[str]:
     """The public members a protocol declares, with those of the protocols it extends.
 
-    Example:
+    Examples:
         >>> sorted(protocol_members(ArmSums))
         ['sample_arm_sum']
     """

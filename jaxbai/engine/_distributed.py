@@ -77,7 +77,7 @@ def predicted_cost(privacy: str, jobs: Jobs) -> np.ndarray:
     without privacy; 1/Δ_a² + 1/(εΔ_a) under global DP (the two terms of the relaxed bound of
     Corollary 18); (1 + 2/(e^ε − 1))²/Δ_a² under local DP (the factor of CTB-TT, Eq. 5).
 
-    Example:
+    Examples:
         >>> import jaxbai
         >>> from jaxbai.engine import grid_jobs
         >>> jobs = grid_jobs(jaxbai.bernoulli([0.9, 0.5]), [0.1, 10.0], 0.01, runs=1)
@@ -105,7 +105,7 @@ def assign(cost: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     process's finish time is its load per device); ties go to the lower process index.
     Deterministic.
 
-    Example:
+    Examples:
         >>> assign(np.array([1.0, 8.0, 4.0, 4.0]), np.array([1, 1])).tolist()
         [0, 0, 1, 1]
         >>> assign(np.array([3.0, 3.0, 3.0]), np.array([2, 1])).tolist()

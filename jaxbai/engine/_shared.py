@@ -74,7 +74,7 @@ def shares_deltas(alg: Algorithm, inst: Instance) -> bool:
     component that reads δ (a threshold-aware challenger, say) makes the algorithm ineligible
     by itself.
 
-    Example:
+    Examples:
         >>> import jaxbai
         >>> inst = jaxbai.bernoulli([0.9, 0.5])
         >>> shares_deltas(jaxbai.ttucb(), inst), shares_deltas(jaxbai.dp_se(), inst)

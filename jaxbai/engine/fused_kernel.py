@@ -82,7 +82,7 @@ def resolve_kernel(kernel: str) -> str:
 def padded_width(num_arms: int) -> int:
     """The arrays' length for K arms in the fused kernel: the next power of two (Triton).
 
-    Example:
+    Examples:
         >>> [padded_width(k) for k in (2, 3, 5, 8, 13)]
         [2, 4, 8, 8, 16]
     """

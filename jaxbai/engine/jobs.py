@@ -76,7 +76,7 @@ def fold_in_step(stream: jax.Array, n: ArrayLike) -> jax.Array:
     the block (0, n) with the key: 20 rounds of Threefry-2x32 with a key injection every
     four, written out here so that XLA fuses them with the step instead of running a loop.
 
-    Example:
+    Examples:
         >>> key = jax.random.key(7, impl="threefry2x32")
         >>> bits = fold_in_step(jax.random.key_data(key), 12)
         >>> bool((bits == jax.random.key_data(jax.random.fold_in(key, 12))).all())
@@ -109,7 +109,7 @@ def grid_jobs(
         delta: scalar or sequence of δ.
         runs: runs per (instance, ε, δ) cell.
 
-    Example:
+    Examples:
         >>> import jaxbai
         >>> jobs = grid_jobs([jaxbai.bernoulli([0.9, 0.5])], [0.1, 1.0], 0.01, runs=3)
         >>> len(jobs)

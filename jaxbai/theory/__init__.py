@@ -3,13 +3,13 @@
 Every characteristic time is the value of a zero-sum game (Eq. 1), solved to a certified
 relative accuracy. The package is split by concern:
 
-* :mod:`jaxbai.theory.divergences`: KL between Bernoulli arms and the local-DP contraction c(ε).
-* :mod:`jaxbai.theory.private_divergences`: the signed private divergences d±_ε and the private
+* `jaxbai.theory.divergences`: KL between Bernoulli arms and the local-DP contraction c(ε).
+* `jaxbai.theory.private_divergences`: the signed private divergences d±_ε and the private
   transportation cost C*_ε of DP-TT (Jourdan & Azize 2025, arXiv 2510.17348).
-* :mod:`jaxbai.theory.characteristic_times`: T*_KL, T*_TV, T*_TV², local T*_ℓ (Theorem 10),
+* `jaxbai.theory.characteristic_times`: T*_KL, T*_TV, T*_TV², local T*_ℓ (Theorem 10),
   global T*_g (Theorem 17), their relaxations (Corollaries 11 and 18) and proxies, and the
   ε-global-DP T*_ε of Jourdan & Azize (2025).
-* :mod:`jaxbai.theory.bounds`: lower bounds on the expected sample complexity, privacy-regime
+* `jaxbai.theory.bounds`: lower bounds on the expected sample complexity, privacy-regime
   switches, the ε from which privacy is free, and the asymptotic upper bounds of the algorithms.
 
 Every public name is re-exported here, e.g. ``jaxbai.theory.t_star_global``.

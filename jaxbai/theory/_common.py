@@ -1,4 +1,4 @@
-"""Shared helpers of :mod:`jaxbai.theory`: input checks, gaps and float conversion.
+"""Shared helpers of `jaxbai.theory`: input checks, gaps and float conversion.
 
 Input checks run on concrete values only (a ValueError before anything is compiled); under
 ``jit``/``vmap`` traced values pass unchecked.

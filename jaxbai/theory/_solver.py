@@ -24,7 +24,7 @@ How it is solved (one compiled program, batched over instances and ε):
   minimiser also gives a primal allocation (polishing step).
 * **Stopping.** The loop stops when the certified relative gap T_upper / T_lower − 1 is at most
   ``tol`` (default 1e-5), where T_upper = 1 / (exact game value of the returned allocation).
-  The gap is returned in :class:`SolverInfo`; it is exact up to float rounding and up to the
+  The gap is returned in `SolverInfo`; it is exact up to float rounding and up to the
   accuracy of the one-dimensional inner minimisations (golden section, ~1e-8 relative).
 """
 

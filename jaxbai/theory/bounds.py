@@ -62,7 +62,7 @@ def regime_switch(means: ArrayLike, model: str = "local") -> jax.Array:
       ε = log((1 + √(1 + 4√r)) / 2) if r ≤ 4, else log(1 + √r / 2).
     * ``"global"`` (Corollary 18, Section 4.1): ε = T*_TV(ν) / T*_KL(ν).
 
-    Example:
+    Examples:
         >>> eps = regime_switch([0.95, 0.9, 0.9, 0.9, 0.5], "global")
         >>> bool(0.0 < float(eps) < 1.0)
         True
@@ -82,7 +82,7 @@ def lower_bound_samples(time: ArrayLike, delta: ArrayLike, kind: str = "log") ->
     ``kind="log"``: T · log(1/(2.4δ)) (Lemma 5, Theorems 10 and 17); ``kind="kl"``: the sharper
     T · kl(1 − δ, δ) = T (1 − 2δ) log((1 − δ)/δ) from which they are derived (Appendix D).
 
-    Example:
+    Examples:
         >>> round(float(lower_bound_samples(100.0, 0.01)), 2)
         372.97
     """
@@ -102,7 +102,7 @@ def free_privacy_epsilon(means: ArrayLike) -> jax.Array:
     μ_{a*} for every a, so d±_ε = kl on every [μ_a, μ_{a*}] and T*_ε = T*_KL. It is
     max_a logit μ_{a*} − logit μ_a: ``inf`` if μ_{a*} = 1 or some μ_a = 0.
 
-    Example:
+    Examples:
         >>> round(float(free_privacy_epsilon([0.9, 0.5, 0.8])), 4)  # log 9
         2.1972
     """
@@ -121,7 +121,7 @@ def lower_bound_dp(
     Jourdan & Azize (2025), arXiv 2510.17348, lower bound; T*_ε from `t_star_dp`, broadcast
     over the batch shape, ε and δ.
 
-    Example:
+    Examples:
         >>> T, _ = t_star_dp([0.95, 0.9, 0.9, 0.9, 0.5], 1.0)
         >>> bound = lower_bound_dp([0.95, 0.9, 0.9, 0.9, 0.5], 1.0, 0.01)
         >>> bool(abs(bound / (T * np.log(1 / 0.03)) - 1) < 1e-6)
@@ -153,7 +153,7 @@ def practical_bound(
     Raises:
         ValueError: the iteration did not settle (a threshold that grows like t or faster).
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> c = lambda t, d: np.log((1 + np.log(t)) / d)  # the heuristic threshold
         >>> t = practical_bound(100.0, 0.01, c)
@@ -187,7 +187,7 @@ def g1(y: ArrayLike) -> jax.Array:
     The set is an interval (x² − x − y√(2x) − y²/4 is convex and ≤ 0 at x = 1), so g₁(y) is
     its largest root, found by bisection on [1, (1 + y)² + 1]. g₁(0) = 1, g₁(12) ≤ 10.
 
-    Example:
+    Examples:
         >>> round(float(g1(0.0)), 6)
         1.0
     """
@@ -209,7 +209,7 @@ def g1(y: ArrayLike) -> jax.Array:
 def g2(y: ArrayLike) -> jax.Array:
     """g₂(y) = 1 + 2 (√(1 + 1/y) − 1)⁻¹ = 1 + 2y + 2√(y(1 + y)) (Theorem 24); g₂ → 1 as y → 0.
 
-    Example:
+    Examples:
         >>> round(float(g2(1.0)), 4)
         5.8284
     """
@@ -222,7 +222,7 @@ def ctb_tt_bound(means: ArrayLike, epsilon: ArrayLike, beta: ArrayLike = 0.5) ->
 
     1 + 2/(e^ε − 1) = coth(ε/2), computed as 1 / tanh(ε/2).
 
-    Example:
+    Examples:
         >>> T = ctb_tt_bound([0.9, 0.5], 1.0)
         >>> bool(T > 0)
         True
@@ -241,7 +241,7 @@ def adap_tt_bound(
 
     T*_{KL,β} as in Eq. (5) for σ (the paper's σ = 1/2).
 
-    Example:
+    Examples:
         >>> T = adap_tt_bound([0.9, 0.5], 1.0)
         >>> bool(T > 0)
         True
@@ -268,7 +268,7 @@ def adap_tt_star_bound(
     2 T*_{KL,β}(ν_{G,ε}) g₂(ε² T*_{KL,β}(ν_{G,ε}) max{β, 1 − β} / 4) / σ², with T*_{KL,β} as in
     Eq. (5) and T*_{KL,β}(ν_{G,ε}) as in Eq. (15), both for σ (the paper's σ = 1/2).
 
-    Example:
+    Examples:
         >>> T = adap_tt_star_bound([0.9, 0.5], 0.1)
         >>> bool(T > 0)
         True

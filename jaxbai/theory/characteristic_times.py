@@ -5,7 +5,7 @@ Every characteristic time of the paper is the value of a zero-sum game (Eq. 1)
     T*(ν)⁻¹ = sup_{ω ∈ Σ_K} inf_{λ ∈ Alt(ν)} Σ_a ω_a d(ν_a, λ_a),
 
 with d = KL (Lemma 5), TV or TV² (Corollaries 11 and 18), min{KL, c(ε)·TV²} (Theorem 10) or the
-instance-level min{Σ ω KL, ε Σ ω TV} (Theorem 17); beyond that paper, T*_ε (:func:`t_star_dp`)
+instance-level min{Σ ω KL, ε Σ ω TV} (Theorem 17); beyond that paper, T*_ε (`t_star_dp`)
 has the signed private divergences d±_ε of Jourdan & Azize (2025, arXiv 2510.17348). Because
 Alt(ν) = ∪_{a ≠ a*} {λ_a ≥ λ_{a*}}, each alternative only moves the pair (a*, a) to a common
 mean x ∈ [μ_a, μ_{a*}], so the game is
@@ -15,7 +15,7 @@ mean x ∈ [μ_a, μ_{a*}], so the game is
 with A_a(x) = d(μ_{a*}, x) and B_a(x) = d(μ_a, x).
 
 The games without a closed form are solved by one compiled optax program, batched over
-instances and ε, that stops at a certified relative accuracy (:class:`SolverInfo`).
+instances and ε, that stops at a certified relative accuracy (`SolverInfo`).
 
 All functions accept means of shape (..., K) and broadcast ε (and β) against the batch shape.
 Input checks run on concrete values only (a ValueError before anything is compiled); under
@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 DIVERGENCES = ("kl_bernoulli", "kl_gaussian", "tv", "tv2")
-"""Divergences d accepted by :func:`t_star` (Eq. 1)."""
+"""Divergences d accepted by `t_star` (Eq. 1)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -67,7 +67,7 @@ def t_star_tv_closed_form(means: ArrayLike) -> jax.Array:
 
     Corollary 18 / Proposition 30 (Appendix D.3.5), i.e. Σ_{a ∈ [K]} Δ_a⁻¹ with Δ_{a*} = Δ_min.
 
-    Example:
+    Examples:
         >>> round(float(t_star_tv_closed_form([0.9, 0.8, 0.5])), 4)
         22.5
     """
@@ -81,7 +81,7 @@ def hardness(means: ArrayLike, sigma: ArrayLike = 1.0) -> jax.Array:
 
     For Gaussian instances H(ν) ≤ T*_KL(ν) ≤ 2 H(ν).
 
-    Example:
+    Examples:
         >>> round(float(hardness([1.0, 0.0])), 4)
         4.0
     """
@@ -116,13 +116,13 @@ def t_star(
         sigma: Gaussian standard deviation (``"kl_gaussian"`` only).
         tol: certified relative accuracy at which the solver stops.
         max_steps: optax step budget.
-        return_info: also return a :class:`SolverInfo` with the certified accuracy.
+        return_info: also return a `SolverInfo` with the certified accuracy.
 
     Returns:
         ``(T, ω)``, or ``(T, ω, info)`` with ``return_info=True``; T has the batch shape and
         ω shape (..., K). T = 1 / (game value of ω), so T ≥ T* ≥ info.time_lower.
 
-    Example:
+    Examples:
         >>> T, w = t_star([0.5, 0.4, 0.3], "kl_gaussian", sigma=1.0)
         >>> round(float(T), 1)
         857.1
@@ -162,7 +162,7 @@ def t_star_local(
     Returns:
         T*_ℓ, or ``(T*_ℓ, ω*, info)`` with ``return_info=True``.
 
-    Example:
+    Examples:
         >>> T = t_star_local([0.75, 0.7, 0.7, 0.7, 0.7], 0.5)
         >>> bool(T > t_star_local_relaxed([0.75, 0.7, 0.7, 0.7, 0.7], 0.5) * 0.999)
         True
@@ -176,7 +176,7 @@ def t_star_local(
 def t_star_local_relaxed(means: ArrayLike, epsilon: ArrayLike) -> jax.Array:
     """Relaxed local-DP bound max{T*_KL(ν), T*_TV²(ν) / c(ε)} ≤ T*_ℓ(ν; ε) (Corollary 11, Eq. 7).
 
-    Example:
+    Examples:
         >>> round(float(t_star_local_relaxed([0.9, 0.5], 10.0)), 2)  # = T*_KL at large ε
         9.78
     """
@@ -211,7 +211,7 @@ def t_star_global(
     Returns:
         T*_g, or ``(T*_g, ω*, info)`` with ``return_info=True``.
 
-    Example:
+    Examples:
         >>> T = t_star_global([0.95, 0.9, 0.9, 0.9, 0.5], 1.0)
         >>> bool(T >= t_star_global_relaxed([0.95, 0.9, 0.9, 0.9, 0.5], 1.0) * 0.999)
         True
@@ -252,7 +252,7 @@ def t_star_dp(
         ``(T*_ε, ω*_ε)``, or ``(T*_ε, ω*_ε, info)`` with ``return_info=True``; T*_ε has the
         broadcast batch shape and ω*_ε shape (..., K).
 
-    Example:
+    Examples:
         >>> T, w = t_star_dp([0.95, 0.9, 0.9, 0.9, 0.5], [0.1, float("inf")])
         >>> T_kl, _ = t_star([0.95, 0.9, 0.9, 0.9, 0.5], "kl_bernoulli")
         >>> bool(T[0] > T[1]), bool(abs(T[1] / T_kl - 1) < 1e-4)
@@ -269,7 +269,7 @@ def t_star_dp(
 def t_star_global_relaxed(means: ArrayLike, epsilon: ArrayLike) -> jax.Array:
     """Relaxed global-DP bound max{T*_KL(ν), T*_TV(ν) / ε} ≤ T*_g(ν; ε) (Corollary 18, Eq. 9).
 
-    Example:
+    Examples:
         >>> round(float(t_star_global_relaxed([0.9, 0.5], 0.01)), 1)  # = T*_TV / ε
         500.0
     """
@@ -309,7 +309,7 @@ def t_star_global_proxy(
         sigma: Gaussian standard deviation (the paper's σ = 1/2).
         return_info: also return ``(ω, info)``.
 
-    Example:
+    Examples:
         >>> T = t_star_global_proxy([0.9, 0.5], 10.0)  # ε large: T*_KL of N(μ, 1/4)
         >>> round(float(T), 4)
         12.5

@@ -16,7 +16,7 @@ def kl_bernoulli(p: ArrayLike, q: ArrayLike) -> jax.Array:
 
     ``q`` is clipped to [eps, 1 − eps] (machine epsilon) so the result stays finite.
 
-    Example:
+    Examples:
         >>> float(kl_bernoulli(0.5, 0.5))
         0.0
     """
@@ -39,7 +39,7 @@ _C_LOCAL_CAP = 1e30
 def c_local(epsilon: ArrayLike) -> jax.Array:
     """Local-DP contraction c(ε) = min{4, e^{2ε}} (e^ε − 1)² (Theorem 10, Eq. 7).
 
-    Example:
+    Examples:
         >>> round(float(c_local(1.0)), 2)  # 4 (e − 1)²
         11.81
     """

@@ -68,7 +68,7 @@ def g_eps(mu: ArrayLike, epsilon: ArrayLike) -> jax.Array:
     Jourdan & Azize (2025), arXiv 2510.17348. Computed as μ / (μ + (1 − μ) e^{−ε}); g_ε(0) = 0
     and g_∞(μ) = 1 for μ > 0.
 
-    Example:
+    Examples:
         >>> round(float(g_eps(0.5, 1.0)), 6)  # e / (e + 1)
         0.731059
     """
@@ -84,7 +84,7 @@ def d_plus_eps(mu: ArrayLike, x: ArrayLike, epsilon: ArrayLike) -> jax.Array:
     kl(μ, x) for x > μ; as ε → 0 it is ε (x − μ)_+ + O(ε²). d⁺_ε(μ, 1) = ε (1 − μ) = ε TV for
     finite ε.
 
-    Example:
+    Examples:
         >>> import math
         >>> exact = -math.log(1 - 0.9 * (1 - math.exp(-1.0))) - 0.5  # 0.9 > g_1(0.5) ≈ 0.73
         >>> abs(float(d_plus_eps(0.5, 0.9, 1.0)) - exact) < 1e-6
@@ -101,7 +101,7 @@ def d_minus_eps(mu: ArrayLike, x: ArrayLike, epsilon: ArrayLike) -> jax.Array:
 
     Jourdan & Azize (2025), arXiv 2510.17348, signed divergences; zero for x ≥ μ.
 
-    Example:
+    Examples:
         >>> float(d_minus_eps(0.5, 0.9, 1.0))
         0.0
     """
@@ -175,7 +175,7 @@ def private_cost(
     Returns:
         C*_ε, the broadcast shape of the arguments.
 
-    Example:
+    Examples:
         >>> import math
         >>> kl = lambda p, q: p * math.log(p / q) + (1 - p) * math.log((1 - p) / (1 - q))
         >>> exact = kl(0.9, 0.7) + kl(0.5, 0.7)  # equal weights, ε = ∞: x* = (0.9 + 0.5) / 2

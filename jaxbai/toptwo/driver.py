@@ -413,7 +413,7 @@ class EpisodicTopTwo(TopTwo):
         Returns ``(arms, length)``: int32 ``(max_len,)`` arms (−1 past ``length``, ``max_len``
         static) and the int32 number of planned pulls, capped at ``max_len``.
 
-        Example:
+        Examples:
             >>> import jax, jaxbai
             >>> alg = jaxbai.adap_tt()
             >>> params = alg.params(epsilon=1.0, delta=0.01)

@@ -121,7 +121,7 @@ def ttucb(
             the KL one exceeds (Pinsker), so c^G would not make it δ-correct. Its allocation
             target and asymptotic bound are those of T*_{KL,β} (Jourdan et al. 2022).
 
-    Example:
+    Examples:
         >>> alg = ttucb()
         >>> params = alg.params(delta=0.01)
         >>> kl = ttucb(cost="kl_bernoulli")
@@ -173,7 +173,7 @@ def gauss_ldp_tt(threshold: str = "heuristic", beta: float = 0.5, gamma: float =
     in Alg. 8 (docs/semantics.md §7). ``gamma`` is an option of the participants' mechanism, a
     `jaxbai.mechanisms.GaussianNoise` (``alg.info.participant_mechanism.gamma``).
 
-    Example:
+    Examples:
         >>> gauss_ldp_tt(gamma=0.01).info.participant_mechanism.gamma
         0.01
     """
@@ -210,7 +210,7 @@ def ttucb_dpa(
         episodes: ``"per_arm"`` (Alg. 11) or ``"global"`` (one global episode, Appendix H;
             the algorithm is then named ``ttucb_dpa_global``).
 
-    Example:
+    Examples:
         >>> ttucb_dpa(episodes="global").name
         'ttucb_dpa_global'
     """
@@ -274,7 +274,7 @@ def adap_tt_star(
     See `adap_tt` for ``leader_bonus`` and ``episodes`` (``"global"``: named
     ``adap_tt_star_global``).
 
-    Example:
+    Examples:
         >>> alg = adap_tt_star(threshold="heuristic")
         >>> params = alg.params(epsilon=0.5, delta=0.01)
     """
@@ -306,7 +306,7 @@ def adap_tt_star_ratio(
 
     Args: as `adap_tt_star` (``episodes="global"``: named ``adap_tt_star_ratio_global``).
 
-    Example:
+    Examples:
         >>> adap_tt_star_ratio().challenger.__name__
         'threshold_aware_challenger'
     """
@@ -338,7 +338,7 @@ def dp_tt(
             (`jaxbai.toptwo.dp_tt_components.forced_tci_challenger`: the least-pulled arm while
             some N_a < √n), named ``dp_tt_forced`` (docs/dp-tt.md measures both).
 
-    Example:
+    Examples:
         >>> alg = dp_tt()
         >>> alg.info.privacy, alg.estimator.eta, dp_tt(challenger="forced").name
         ('global', 1.0, 'dp_tt_forced')
@@ -367,7 +367,7 @@ def eb_tci(beta: float = 0.5) -> TopTwo:
 
     Rewards must lie in [0, 1] (the Bernoulli-KL cost is defined there).
 
-    Example:
+    Examples:
         >>> eb_tci().info.privacy, eb_tci().info.unit_interval
         ('none', True)
     """

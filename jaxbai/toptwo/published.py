@@ -159,7 +159,7 @@ class PublishedAdaPTT(EpisodicTopTwo):
         N_a(start) = 2^⌊log₂ N_a⌋ (`completed_phase_samples` of the final state), the highest
         power of two ≤ N_a, computed exactly on integers. NumPy in, NumPy out; JAX in, JAX out.
 
-        Example:
+        Examples:
             >>> import numpy as np
             >>> int(adap_tt_published().reported_samples(np.array([1, 2, 3, 9])))  # 1+2+2+8
             13

@@ -63,7 +63,7 @@ the lock, the log, atomic creation), ``_codec`` (its encodings), ``_integrity`` 
 (backups), ``_release`` (the releases), ``_records`` (the checks of a record) and ``_trial``
 (`Trial`).
 
-Example:
+Examples:
   >>> import os, tempfile
   >>> path = os.path.join(tempfile.mkdtemp(), "dose.trial")
   >>> with Trial.create(path, "adap_tt_star", num_arms=3, epsilon=1.0, delta=0.05) as trial:

@@ -1,6 +1,6 @@
 """The trial's view of an algorithm: its registry entry, parameters and jitted ask/tell.
 
-Example:
+Examples:
   >>> config = TrialConfig("adap_tt", {}, 3, 1.0, 0.05, clip=False, noise="prng")
   >>> check_config(config) == config
   True

@@ -62,7 +62,7 @@ class TrialConfig:
       plugin: the module that registers the algorithm (`jaxbai.registry.AlgorithmEntry.plugin`),
         None for jaxbai's own; reopening the trial without it names it.
 
-    Example:
+    Examples:
       >>> config = TrialConfig("adap_tt", {}, 3, 1.0, 0.05, clip=False, noise="secure")
       >>> config.num_arms, config.epsilon
       (3, 1.0)

@@ -68,7 +68,7 @@ def synchronous(mode: str) -> Iterator[None]:
     Raises:
       ValueError: another mode.
 
-    Example:
+    Examples:
       >>> import os, tempfile
       >>> from jaxbai.trial import Trial
       >>> path = os.path.join(tempfile.mkdtemp(), "rehearsal.trial")

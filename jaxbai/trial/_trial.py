@@ -5,7 +5,7 @@ publication; the store's layout lives in `jaxbai.trial._store`, its lock and fil
 `jaxbai.trial._files`, the releases in `jaxbai.trial._release`, the checks of a record in
 `jaxbai.trial._records`.
 
-Example:
+Examples:
   >>> import os, tempfile
   >>> path = os.path.join(tempfile.mkdtemp(), "dose.trial")
   >>> with Trial.create(path, "ttucb", num_arms=2, epsilon=None, delta=0.1, seed=0) as trial:

@@ -33,7 +33,7 @@ with OpenDP's privacy map): real trials use it (``pip install opendp``). `exact_
 same algorithm (Canonne, Kamath & Steinke 2020, Alg. 1–2) in integer and `fractions.Fraction`
 arithmetic over any source of random bits: rehearsals (a seeded source) and tests use it.
 
-Example:
+Examples:
   >>> import random
   >>> noise = exact_laplace(epsilon=1.0, sensitivity=1, randbits=random.Random(0).getrandbits)
   >>> isinstance(noise.add(7), int), noise.epsilon
@@ -89,7 +89,7 @@ class IntegerNoise(NamedTuple):
 def release_resolution(epsilon: float) -> int:
     """m: the grid 1/m of released sums, the smallest power of two with 1/m ≤ 1 % of 1/ε.
 
-    Example:
+    Examples:
       >>> release_resolution(0.05), release_resolution(1.0), release_resolution(0.001)
       (8, 128, 1)
     """
@@ -104,7 +104,7 @@ def tail_factor(epsilon: float, resolution: int, binary: bool) -> float:
     the module docstring). A trial created with ``delta=δ / c`` keeps the theory thresholds'
     guarantee at δ exactly.
 
-    Example:
+    Examples:
       >>> round(tail_factor(1.0, 128, binary=True), 5), round(tail_factor(1.0, 1, True), 3)
       (1.00391, 1.462)
     """
@@ -115,7 +115,7 @@ def tail_factor(epsilon: float, resolution: int, binary: bool) -> float:
 def round_to_grid(total: Fraction, resolution: int) -> int:
     """``floor(m · total + 1/2)``, exactly: the sum on the grid 1/m, as an integer.
 
-    Example:
+    Examples:
       >>> round_to_grid(Fraction(5, 8), 2), round_to_grid(Fraction(3, 4), 2)
       (1, 2)
     """
@@ -128,7 +128,7 @@ def discrete_laplace(total: Fraction, count: int, resolution: int, noise: Intege
     ``(round_to_grid(total, m) + DLap(m/ε)) / (m · count)``; ``noise`` must have sensitivity
     m = ``resolution``. Exact: the caller rounds the result once, for the algorithm's state.
 
-    Example:
+    Examples:
       >>> import random
       >>> noise = exact_laplace(2.0, 1, random.Random(1).getrandbits)
       >>> discrete_laplace(Fraction(3), 4, 1, noise).denominator in (1, 2, 4)
@@ -193,7 +193,7 @@ def exact_laplace(epsilon: float, sensitivity: int, randbits: RandBits) -> Integ
       sensitivity: the integer statistic's sensitivity m ≥ 1.
       randbits: the source of fair bits (a seeded one for rehearsals and tests).
 
-    Example:
+    Examples:
       >>> import random
       >>> noise = exact_laplace(0.5, 4, random.Random(0).getrandbits)
       >>> noise.scale, noise.epsilon
@@ -247,7 +247,7 @@ def opendp_laplace(epsilon: float, sensitivity: int) -> IntegerNoise:
       RuntimeError: OpenDP is not installed.
       ValueError: ε not finite and > 0, or a bad sensitivity.
 
-    Example:
+    Examples:
       >>> noise = opendp_laplace(0.5, 1)
       >>> noise.scale, noise.epsilon, isinstance(noise.add(3), int)
       (Fraction(2, 1), 0.5, True)

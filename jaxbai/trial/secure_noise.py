@@ -2,33 +2,33 @@
 
 Simulations draw their noise from JAX's counter-based PRNG, which is reproducible but not secret.
 A real trial (`jaxbai.trial`) draws it here instead, from the operating system's CSPRNG
-(:mod:`secrets`), on the host, in double precision:
+(`secrets`), on the host, in double precision:
 
-* :func:`secure_uniform` draws a double in (0, 1) with probability equal to the width of the real
+* `secure_uniform` draws a double in (0, 1) with probability equal to the width of the real
   interval it stands for, i.e. an exact discretisation of U(0, 1) (the sampler Mironov (2012)
   requires; ``random()``-style samplers only reach multiples of 2^-53).
-* :func:`snapping_mechanism` is the Laplace mechanism (Theorem 3 of the paper) hardened against the
+* `snapping_mechanism` is the Laplace mechanism (Theorem 3 of the paper) hardened against the
   floating-point attack on naive samplers of Mironov (2012), "On significance of the least
   significant bits for differential privacy": clamp the input to [-B, B], add ``λ · S · ln U``
   with an exactly rounded logarithm, round to the nearest multiple of Λ (the smallest power of
   two ≥ λ) and clamp again. Mironov's Theorem 1 states that, for a sensitivity-1 input in double
-  precision and λ < B < 2^46 λ, the output is (1/λ + 2^-49 B/λ)-DP; :func:`snapping_scale`
+  precision and λ < B < 2^46 λ, the output is (1/λ + 2^-49 B/λ)-DP; `snapping_scale`
   inverts that bound so the *effective* ε never exceeds the target.
-* :func:`release_mean` is a snapped release of the mean of ``count`` rewards in [0, 1] (Alg. 5,
+* `release_mean` is a snapped release of the mean of ``count`` rewards in [0, 1] (Alg. 5,
   line 7), ε-DP by snapping their (exactly accumulated) sum; its rounding to multiples of Λ ≥ λ is
   as large as the noise. Trials of schema 1 released with it; trials now release with the exact
   discrete Laplace of `jaxbai.trial.discrete_noise` (no rounding for binary outcomes, a grid of
   at most 1 % of the noise scale otherwise).
-* :func:`secure_randomised_response` (CTB, Alg. 4 / Lemma 12), :func:`secure_gaussian_mechanism`
-  (Alg. 8) and :func:`secure_laplace_mechanism` (Theorem 3) are the local mechanisms: the
+* `secure_randomised_response` (CTB, Alg. 4 / Lemma 12), `secure_gaussian_mechanism`
+  (Alg. 8) and `secure_laplace_mechanism` (Theorem 3) are the local mechanisms: the
   host-side, CSPRNG samplers of `jaxbai.mechanisms.RandomisedResponse`,
   `jaxbai.mechanisms.GaussianNoise` and `jaxbai.mechanisms.LaplaceNoise`
-  (`jaxbai.base.Mechanism.secure_privatize`). :func:`privatize_locally` is the helper a
+  (`jaxbai.base.Mechanism.secure_privatize`). `privatize_locally` is the helper a
   participant runs on her own device with the trial's mechanism, so that only the privatised
   value ever reaches the trial's server (Definition 7).
 
 Every sampler takes a ``uniform`` argument, a callable returning doubles in (0, 1); it defaults
-to :func:`secure_uniform`. Only tests should pass anything else.
+to `secure_uniform`. Only tests should pass anything else.
 
 Caveat: the Gaussian and Laplace participant mechanisms here are sampled from secure uniforms
 (by Box–Muller, and by inversion with an exactly rounded logarithm) but are not snapped: the
@@ -96,7 +96,7 @@ def secure_uniform() -> float:
     Returns:
       A double in (0, 1).
 
-    Example:
+    Examples:
       >>> 0.0 < secure_uniform() < 1.0
       True
     """
@@ -119,7 +119,7 @@ def exact_log(u: float) -> float:
     Returns:
       ln(u) rounded to nearest (ties to even), as Mironov's analysis assumes of LN(·).
 
-    Example:
+    Examples:
       >>> exact_log(1.0)
       0.0
     """
@@ -136,7 +136,7 @@ def laplace_noise(scale: float, uniform: Uniform = secure_uniform) -> float:
     Returns:
       The noise, a double.
 
-    Example:
+    Examples:
       >>> isinstance(laplace_noise(1.0), float)
       True
     """
@@ -147,7 +147,7 @@ def laplace_noise(scale: float, uniform: Uniform = secure_uniform) -> float:
 def snapping_grid(scale: float) -> float:
     """Λ, the smallest power of two greater than or equal to ``scale``.
 
-    Example:
+    Examples:
       >>> snapping_grid(3.0), snapping_grid(0.25)
       (4.0, 0.25)
     """
@@ -171,10 +171,10 @@ def snapping_mechanism(
       uniform: source of doubles in (0, 1).
 
     Returns:
-      A multiple of Λ = :func:`snapping_grid` (λ) in [-B, B]. For a sensitivity-1 f and
+      A multiple of Λ = `snapping_grid` (λ) in [-B, B]. For a sensitivity-1 f and
       λ < B < 2^46 λ it is (1/λ + 2^-49 B/λ)-DP (Mironov 2012, Theorem 1).
 
-    Example:
+    Examples:
       >>> x = snapping_mechanism(3.0, scale=2.0, bound=100.0)
       >>> x % 2.0 == 0.0 and -100.0 <= x <= 100.0
       True
@@ -185,7 +185,7 @@ def snapping_mechanism(
 
 
 def snapping_epsilon(scale: float, bound: float, sensitivity: float = 1.0) -> float:
-    """Effective privacy of :func:`snapping_mechanism` (Mironov 2012, Theorem 1).
+    """Effective privacy of `snapping_mechanism` (Mironov 2012, Theorem 1).
 
     The theorem's (1/λ + 2^-49 B/λ) is stated for sensitivity 1; it is applied to f/Δ, i.e. the
     Laplace term scales with the sensitivity Δ while the rounding term depends on B/λ only.
@@ -201,7 +201,7 @@ def snapping_epsilon(scale: float, bound: float, sensitivity: float = 1.0) -> fl
     Raises:
       ValueError: if λ < B < 2^46 λ fails (the theorem does not apply).
 
-    Example:
+    Examples:
       >>> snapping_epsilon(2.0, 4.0) > 0.5
       True
     """
@@ -224,7 +224,7 @@ def snapping_scale(epsilon: float, bound: float, sensitivity: float = 1.0) -> fl
     Raises:
       ValueError: if ε is not finite and positive, or the theorem's λ < B < 2^46 λ fails.
 
-    Example:
+    Examples:
       >>> lam = snapping_scale(0.5, bound=100.0)
       >>> snapping_epsilon(lam, 100.0) <= 0.5
       True
@@ -243,13 +243,13 @@ def release_mean(
     """ε-DP release of the mean of ``count`` rewards in [0, 1] from their exact sum (Alg. 5, l. 7).
 
     The sum f ∈ [0, count] is rounded once to a double (sensitivity Δ = 1 + 2^-52 B), snapped with
-    B = max(count, 2/ε) and λ = :func:`snapping_scale` (ε, B, Δ), and divided by ``count``
+    B = max(count, 2/ε) and λ = `snapping_scale` (ε, B, Δ), and divided by ``count``
     (post-processing). The effective ε is therefore at most ``epsilon``; the noise is Lap(λ) on
     the sum, i.e. Lap(λ/count) ≈ Lap(1/(ε count)) on the mean, as Alg. 5 prescribes, plus the
     rounding to multiples of Λ/count.
 
     Args:
-      total: the exact sum of the rewards (a :class:`fractions.Fraction`).
+      total: the exact sum of the rewards (a `fractions.Fraction`).
       count: how many rewards, ≥ 1.
       epsilon: the privacy budget of this release.
       uniform: source of doubles in (0, 1).
@@ -257,7 +257,7 @@ def release_mean(
     Returns:
       The private mean, a double (not necessarily in [0, 1]).
 
-    Example:
+    Examples:
       >>> isinstance(release_mean(Fraction(3, 2), 2, epsilon=1.0), float)
       True
     """
@@ -273,7 +273,7 @@ def secure_randomised_response(
     """CTB randomised response (Alg. 4, line 2): 1 with probability (r(e^ε - 1) + 1)/(e^ε + 1).
 
     The probability is computed as 1/2 + (r - 1/2) tanh(ε/2), stable for every ε > 0; with
-    :func:`secure_uniform`, ``P(1) = p`` exactly for the double p so computed.
+    `secure_uniform`, ``P(1) = p`` exactly for the double p so computed.
 
     Args:
       reward: r in [0, 1].
@@ -286,7 +286,7 @@ def secure_randomised_response(
     Raises:
       ValueError: ε not in [1e-12, 30], or r not in [0, 1].
 
-    Example:
+    Examples:
       >>> secure_randomised_response(1.0, epsilon=1.0) in (0, 1)
       True
     """
@@ -299,7 +299,7 @@ def secure_randomised_response(
 def gaussian_sigma(epsilon: float, gamma: float) -> float:
     """σ_{ε,γ} = sqrt(2 log(1.25/γ))/ε of the Gaussian mechanism (Alg. 8, line 2).
 
-    Example:
+    Examples:
       >>> round(gaussian_sigma(1.0, 0.01), 4)
       3.1075
 
@@ -328,7 +328,7 @@ def secure_gaussian_mechanism(
     Returns:
       The privatised reward, a double.
 
-    Example:
+    Examples:
       >>> isinstance(secure_gaussian_mechanism(0.5, 1.0, 0.01), float)
       True
     """
@@ -355,7 +355,7 @@ def secure_laplace_mechanism(
     Raises:
       ValueError: ε not in [1e-12, 30].
 
-    Example:
+    Examples:
       >>> isinstance(secure_laplace_mechanism(0.5, 1.0), float)
       True
     """
@@ -394,7 +394,7 @@ def privatize_locally(
         local-DP); ε is not in [1e-12, 30] (as `jaxbai.trial.Trial.create` checks it); the
         reward is not finite, or outside [0, 1] and ``clip`` is False.
 
-    Example:
+    Examples:
       >>> from jaxbai.mechanisms import RandomisedResponse
       >>> privatize_locally(RandomisedResponse(), 0.7, epsilon=1.0) in (0.0, 1.0)
       True
@@ -421,7 +421,7 @@ def unit_reward(reward: float, clip: bool) -> float:
     Raises:
       ValueError: if the reward is not a finite number, or is outside [0, 1] and not ``clip``.
 
-    Example:
+    Examples:
       >>> unit_reward(1.5, clip=True)
       1.0
     """
@@ -444,7 +444,7 @@ def finite_reward(reward: float) -> float:
     """The reward as a float, or ValueError if it is not a real number finite in float32 (the
     precision of the algorithm's state: 1e300 is finite as a float64 but not there).
 
-    Example:
+    Examples:
       >>> finite_reward(1)
       1.0
       >>> finite_reward(1e39)  # doctest: +ELLIPSIS

@@ -7,7 +7,7 @@ grid
 of its trust model (local or global DP, from the registry `jaxbai.ALGORITHMS`); non-private
 algorithms run once per (instance, δ) at ε = ∞.
 
-Example:
+Examples:
     >>> cfg = config_from_preset("fig2")
     >>> cfg.epsilons_for("adap_tt")[:3], cfg.epsilons_for("ttucb")
     ((0.001, 0.005, 0.01), (inf,))
