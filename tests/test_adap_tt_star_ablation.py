@@ -1,6 +1,6 @@
-"""The AdaP-TT* ablation (`experiments.adap_tt_star_ablation`): each variant swaps exactly the
-factor it declares, the cost-swapped challengers are the TC challenger of the swapped-cost
-algorithm, and the table's core runs end to end."""
+"""The AdaP-TT* ablation (`experiments.studies.adap_tt_star_ablation`): each variant swaps
+exactly the factor it declares, the cost-swapped challengers are the TC challenger of the
+swapped-cost algorithm, and the table's core runs end to end."""
 
 from __future__ import annotations
 

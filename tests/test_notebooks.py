@@ -10,10 +10,17 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
+import sys
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 COLAB = ROOT / "colab"
@@ -45,11 +52,58 @@ def test_committed_without_outputs(name):
     assert "widgets" not in nb.metadata, f"{name}: stored widget state"
 
 
+def configured_repository() -> str:
+    """The one configured repository URL: ``[project.urls] Repository`` of pyproject.toml, or
+    "" while there is none (jaxbai is not published)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return project.get("urls", {}).get("Repository", "")
+
+
+def urls(text: str) -> list[str]:
+    return re.findall(r"https?://[^\s\"'()<>\]]+", text)
+
+
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_install_cell_comes_first(name):
+    """The first code cell installs jaxbai from an uploaded wheel or from JAXBAI_REPOSITORY,
+    which holds the configured repository (none until jaxbai is published), and is skipped
+    when jaxbai is importable."""
     first = next(c for c in read(name).cells if c.cell_type == "code")
-    assert "JAXBAI_SOURCE = " in first.source
+    assert f'JAXBAI_REPOSITORY = "{configured_repository()}"\n' in first.source
     assert 'find_spec("jaxbai") is None' in first.source  # skipped when already importable
+    assert 'glob.glob("jaxbai-*.whl")' in first.source and "pip wheel" in first.source
+    assert '"[gpu]"' in first.source  # JAX with CUDA on a GPU runtime: the extra must exist
+    assert (
+        "gpu"
+        in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    )
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_no_placeholder_urls(name):
+    """Every URL of a notebook (cells and metadata) is under the configured repository: with
+    none configured, a notebook names no URL at all (no badge, link or install source to a
+    placeholder such as OWNER/jaxbai)."""
+    text = (COLAB / name).read_text(encoding="utf-8")
+    assert "OWNER" not in text
+    repository = configured_repository()
+    stray = [u for u in urls(text) if not (repository and u.startswith(repository))]
+    assert not stray, f"{name}: URLs not under the configured repository: {stray}"
+
+
+def test_docs_link_no_placeholder_repository():
+    """The README and the docs name no placeholder repository, and a Colab badge only opens the
+    configured one (none until jaxbai is published)."""
+    repository = configured_repository().removeprefix("https://github.com/")
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        assert "OWNER" not in text, path.name
+        for url in re.findall(r"colab\.research\.google\.com/github/[^\s)]+", text):
+            assert repository and url.startswith(f"colab.research.google.com/github/{repository}/")
+
+
+def test_the_url_check_can_fail():
+    assert urls('x = "https://github.com/OWNER/jaxbai"\n') == ["https://github.com/OWNER/jaxbai"]
 
 
 @pytest.mark.integration
@@ -70,3 +124,21 @@ def test_notebook_runs(name, tmp_path, monkeypatch):
         resources={"metadata": {"path": str(tmp_path)}},
     )
     client.execute()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            bars = [o for o in cell.outputs if PROGRESS.search(output_text(o))]
+            assert len(bars) <= 1, f"{name}: a cell stores {len(bars)} progress outputs"
+
+
+PROGRESS = re.compile(r"\d+/\d+ runs")
+"""What a progress bar's text shows (`jaxbai.engine.Progress`)."""
+
+
+def output_text(output: dict) -> str:
+    """The text a notebook output shows: a stream's, or a display's plain text."""
+    return output.get("text", "") or output.get("data", {}).get("text/plain", "")
+
+
+def test_a_bar_per_update_would_fail():
+    updates = [{"output_type": "stream", "name": "stderr", "text": f"{i}/4 runs"} for i in (1, 2)]
+    assert sum(bool(PROGRESS.search(output_text(o))) for o in updates) == 2

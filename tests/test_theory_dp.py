@@ -335,10 +335,10 @@ def test_invalid_inputs_raise(call, match):
 @pytest.mark.integration
 def test_study_table(tmp_path, capsys):
     """The docs table's script: T*_ε ≥ T*_g (d_ε ≤ min{KL, ε TV}) and consistent flags."""
-    from experiments.studies import dp_tt_theory
+    from experiments import studies
 
-    assert dp_tt_theory.main(["--out", str(tmp_path), "--instances", "mu1", "mu3",
-                              "--epsilons", "0.1", "1", "inf"]) == 0  # fmt: skip
+    assert studies.main(["dp-tt-theory", "--out", str(tmp_path), "--instances", "mu1", "mu3",
+                         "--epsilons", "0.1", "1", "inf"]) == 0  # fmt: skip
     rows = json.loads((tmp_path / "dp_tt_theory.json").read_text())
     assert len(rows) == 6
     for row in rows:

@@ -271,11 +271,11 @@ def test_stale_temporaries_are_removed_on_open(tmp_path):
 
 
 def test_bench_trial_reports_percentiles_per_checkpoint(tmp_path):
-    """``python -m experiments.bench --trial`` reaches the trial load benchmark (tiny sizes)."""
+    """``python -m experiments.bench trial`` reaches the trial load benchmark (tiny sizes)."""
     from experiments import bench
 
     out = tmp_path / "trial.json"
-    argv = ["--trial", "--participants", "40", "--window", "5", "--out", str(out)]
+    argv = ["trial", "--participants", "40", "--window", "5", "--out", str(out)]
     assert bench.main(argv) == 0
     report = json.loads(out.read_text())["load"]
     assert report["40"]["samples"] == 40

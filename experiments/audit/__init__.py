@@ -48,6 +48,7 @@ Usage:
                                 [--device cpu|gpu] [--out DIR] [--seed S]
 """
 
+from experiments.audit.cli import main
 from experiments.audit.planted import (
     Overspending,
     RememberingDAF,
@@ -66,7 +67,6 @@ from experiments.audit.table import (
     Row,
     audit_row,
     dpse_tables,
-    main,
     remembering_tables,
     rows,
     toptwo_tables,

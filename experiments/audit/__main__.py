@@ -1,7 +1,7 @@
-"""``python -m experiments.audit``: the privacy audit's command line (`experiments.audit.main`)."""
+"""``python -m experiments.audit``: the privacy audit's command line (`experiments.audit.cli`)."""
 
 import sys
 
-from experiments.audit import main
+from experiments.audit.cli import main
 
 sys.exit(main())

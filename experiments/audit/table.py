@@ -1,16 +1,11 @@
-"""The rows of the privacy audit: neighbouring inputs, planted bugs and the command line.
+"""The rows of the privacy audit: neighbouring inputs, planted bugs, the table and its plot.
 
 The package docstring (`experiments.audit`) describes what is audited and how.
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
 import functools
-import json
-import os
-import sys
 import time
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -41,7 +36,8 @@ __all__ = [
     "Row",
     "audit_row",
     "dpse_tables",
-    "main",
+    "markdown",
+    "plot",
     "remembering_tables",
     "rows",
     "toptwo_tables",
@@ -90,7 +86,7 @@ def dpse_tables(
     Round-robin from sample 0 gives arm 0 the even rows and arm 1 the odd ones; every row
     holds (v, 0), row 0 holds (0, 0) against (1, 0).
 
-    Example:
+    Examples:
         >>> table, table_prime, horizon = dpse_tables(1.0)
         >>> horizon, float(table_prime[0, 0] - table[0, 0])
         (1890, 1.0)
@@ -334,58 +330,3 @@ def plot(records: Sequence[dict], path: str) -> None:
     axes[0].set_ylabel("certified ε_lower (95%)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-
-
-def _configure_devices(device: str | None) -> None:
-    """Every CPU core as a JAX device (before JAX starts a backend), as the other CLIs do."""
-    if device != "gpu" and "XLA_FLAGS" not in os.environ:
-        os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={os.cpu_count()}"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the audit table (or the planted bugs) and write it under ``--out``."""
-    parser = argparse.ArgumentParser(prog="python -m experiments.audit", description=_package_doc())
-    parser.add_argument("--runs", type=int, default=100_000, help="runs per table (algorithms)")
-    parser.add_argument("--samples", type=int, default=1_000_000, help="samples per input")
-    parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
-    parser.add_argument("--planted", action="store_true", help="audit the planted bugs")
-    parser.add_argument("--device", choices=("cpu", "gpu"), default=None)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=os.path.join("results", "audit"))
-    args = parser.parse_args(argv)
-    if args.runs < 2 or args.samples < 2 or min(args.epsilons) <= 0:
-        parser.error("--runs and --samples must be >= 2 and every epsilon > 0")
-    _configure_devices(args.device)
-    start = time.perf_counter()
-    records = []
-    for row in rows(args.planted):
-        for eps in args.epsilons:
-            record = audit_row(row, eps, args.samples, args.runs, args.seed, args.device)
-            records.append(record)
-            print(
-                f"{row.name:40s} ε={eps:<4g} ε_lower={record['epsilon_lower']:.3f}"
-                f"  {record['event']}  ({record['seconds']} s)",
-                flush=True,
-            )
-    wall = time.perf_counter() - start
-    os.makedirs(args.out, exist_ok=True)
-    name = "planted" if args.planted else "audit"
-    with open(os.path.join(args.out, f"{name}.csv"), "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(records[0]))
-        writer.writeheader()
-        writer.writerows(records)
-    meta = {"argv": list(argv or sys.argv[1:]), "wall_s": round(wall, 1), "jax": jax.__version__}
-    meta["devices"] = [str(d) for d in jax.devices()]
-    with open(os.path.join(args.out, f"{name}.json"), "w") as fh:
-        json.dump(meta, fh, indent=2)
-    plot(records, os.path.join(args.out, f"{name}.png"))
-    print(markdown(records))
-    print(f"wall time {wall:.0f} s on {len(jax.devices())} device(s); written to {args.out}")
-    return 1 if any(r["violation"] for r in records if r["kind"] != "planted bug") else 0
-
-
-def _package_doc() -> str:
-    """The package docstring: the command's description."""
-    from experiments import audit as package
-
-    return package.__doc__ or ""

@@ -15,9 +15,9 @@ W5: ``ttucb`` and ``adap_tt`` (ε = 1, per-episode draws), mu1, δ ∈ {10⁻¹,
 W3: W1 at 10⁵ runs on a GPU (``--device gpu``; ``bash experiments/gpu.sh`` runs W1–W3 and
     the paper preset's cost plan on a CUDA machine in one command).
 
-``--trial`` runs the load benchmark of real trials instead (`experiments.bench.trial`: time per
-record at 10³, 10⁵ and 10⁶ participants, one by one and in cohorts); the remaining arguments go
-to it.
+``python -m experiments.bench trial`` runs the load benchmark of real trials instead
+(`experiments.bench.trial`: time per record at 10³, 10⁵ and 10⁶ participants, one by one and in
+cohorts).
 
 The engine runs as a library user gets it: ``import jaxbai`` exposes every available core as a
 CPU device (`jaxbai.use_cpu_cores`), no flag is set here. Machines here are shared and noisy:
@@ -27,15 +27,17 @@ excluded (each program is warmed up on a small grid).
 ``--kernel fused`` runs W1–W3 with the fused lane kernel (`jaxbai.engine.KERNELS`; on a CPU in
 Pallas' interpret mode, a check that it runs rather than a speed; a grid it refuses is reported
 with the reason) and skips W4 and W5, whose per-episode draws and shared δ only the XLA program
-runs. `experiments.bench.kernels` measures both lane programs' cost per step and the paper
-grid's tail.
-`experiments.bench.ablation` measures what each part of the Top Two step costs in the XLA
-lane program on a CPU (docs/benchmarks.md).
+runs. ``python -m experiments.bench kernels`` (`experiments.bench.kernels`) measures both lane
+programs' cost per step and the paper grid's tail; ``python -m experiments.bench ablation``
+(`experiments.bench.ablation`) what each part of the Top Two step costs in the XLA lane program
+on a CPU (docs/benchmarks.md).
 
 Usage:
-    python -m experiments.bench [--device cpu|gpu] [--out bench.json] [--quick]
-        [--kernel xla|fused|auto]
-    python -m experiments.bench --trial [--participants N] [--window W] [--delta-runs R]
+    python -m experiments.bench [workloads] [--device cpu|gpu] [--out bench.json]
+        [--preset quick|full] [--kernel xla|fused|auto]
+    python -m experiments.bench trial [--participants N] [--window W] [--delta-runs R]
+    python -m experiments.bench kernels [--device cpu|gpu] [--preset quick|full]
+    python -m experiments.bench ablation [--lanes 256] [--preset quick|full]
 
 The workloads and their rates are in `experiments.bench.workloads`; the command line, and the
 parser and report writer every benchmark shares, in `experiments.bench.cli`.

@@ -20,8 +20,8 @@ Beside them, ``3x scalar``: the ns per sample and core at which the engine would
 times the scalar numba loop measured in the same process (W1's loop, 4096 runs on all cores;
 omitted without numba), the target of the lean-step work. Usage:
 
-    python -m experiments.bench.ablation [--lanes 256] [--steps 2048] [--repeats 5]
-        [--out results/bench_ablation.json] [--quick]
+    python -m experiments.bench ablation [--lanes 256] [--steps 2048] [--repeats 5]
+        [--out results/bench_ablation.json] [--preset quick|full]
 """
 
 from __future__ import annotations
@@ -140,25 +140,22 @@ def main(argv: list[str] | None = None) -> int:
     from experiments.bench.cli import parser_for, write_report
 
     out = "results/bench_ablation.json"
-    parser = parser_for("python -m experiments.bench.ablation", __doc__, out)
+    parser = parser_for("ablation", out)
     parser.add_argument("--lanes", type=int, default=256, help="lanes in the pool")
     parser.add_argument("--steps", type=int, default=2048, help="steps per timed call")
     parser.add_argument("--repeats", type=int, default=5, help="timed calls per variant")
     args = parser.parse_args(argv)
     if args.device != "cpu":
         parser.error("the ablation measures the CPU lane program")
-    steps, repeats = (16, 1) if args.quick else (args.steps, args.repeats)
+    quick = args.preset == "quick"
+    steps, repeats = (16, 1) if quick else (args.steps, args.repeats)
     report: dict[str, Any] = {"lanes": args.lanes, "steps": steps, "repeats": repeats}
     report["ns_per_lane_step"] = step_costs(args.lanes, steps, repeats)
-    if not args.quick:
+    if not quick:
         report["three_times_scalar_ns_per_sample"] = _three_times_scalar()
     rows = ["| variant | ns per lane-step |", "| --- | --- |"]
     rows += [f"| {k} | {v:.1f} |" for k, v in report["ns_per_lane_step"].items()]
     target = report.get("three_times_scalar_ns_per_sample")
     if target is not None:
         rows.append(f"| 3x scalar (ns per sample and core) | {target:.1f} |")
-    return write_report(report, args.out or out, "\n".join(rows))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return write_report(report, args.out, "\n".join(rows))

@@ -1,12 +1,15 @@
-"""The benchmarks' command lines: `main` (``python -m experiments.bench``) and what every
-benchmark shares.
+"""The benchmarks' command line, ``python -m experiments.bench [SUITE] [options]``, and what
+every benchmark shares.
 
-`parser_for` is a benchmark's parser (``--device``, ``--out``, ``--quick``), `table` the
-Markdown table of a report's headline figures and `write_report` writes the report as JSON;
-`experiments.bench.kernels` and `experiments.bench.ablation` use them too. `main` runs the
-workloads of `experiments.bench.workloads` (or, with ``--trial``, the trial load benchmark).
+`SUITES` names the four benchmarks: ``workloads`` (the default, `main`: W1–W5 of
+`experiments.bench.workloads`), ``trial`` (`experiments.bench.trial`), ``kernels``
+(`experiments.bench.kernels`) and ``ablation`` (`experiments.bench.ablation`); `main` hands
+the other three their arguments. `suite_parser` is a suite's parser (its program name and
+description), `parser_for` adds the options the engine's benchmarks share (``--device``,
+``--out``, ``--preset quick|full``), `table` is the Markdown table of a report's headline
+figures and `write_report` writes the report as JSON.
 
-Example:
+Examples:
     >>> print(table({"W1": {"engine": {"samples_per_s": 3.6e7}, "engine_over_numba": 1.14}}))
     | workload | figure | value |
     | --- | --- | --- |
@@ -17,13 +20,45 @@ Example:
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
+import sys
 from typing import Any
 
 from experiments.bench.workloads import w1, w2, w4, w5
 
-__all__ = ["main", "parser_for", "table", "write_report"]
+__all__ = ["PRESETS", "SUITES", "main", "parser_for", "suite_parser", "table", "write_report"]
+
+SUITES = {
+    "workloads": """\
+Benchmarks of the engine, as ratios measured in one process (docs/benchmarks.md):
+  W1  ttucb on mu1, 4096 runs: the engine's samples/s against the plain-Python
+      transcription and numba loops (pip install -e ".[bench]"; skipped without numba)
+  W2  adap_tt on mu1 at five ε in one grid: wall time and lane efficiency against a
+      plain vmap that runs until every run stops
+  W4  adap_tt and adap_tt_star: rewards drawn per sample against per episode
+  W5  ttucb and adap_tt at six δ: shared trajectories against separate runs
+  W3  W1 at 10^5 runs on a GPU (--device gpu only)
+Compilation is excluded. The other suites: 'python -m experiments.bench trial',
+'... kernels' and '... ablation' (each with --help).""",
+    "trial": """\
+Load benchmark of real trials: the time per record as a trial grows (10^3 to 10^6
+participants), one by one and in cohorts, recorded durably; optionally the
+δ-correctness check of the rehearsal noise (docs/trials.md).""",
+    "kernels": """\
+The engine's two lane programs (xla and fused) side by side: the cost of one step of a
+pool of lanes, the paper grid's tail, and the operations of one lane-step of each
+algorithm the fused kernel covers. On a CPU the fused kernel runs in Pallas' interpret
+mode: a check that it runs, not a speed.""",
+    "ablation": """\
+What each part of the Top Two step costs in the XLA lane program on a CPU: TTUCB on mu1
+with parts of the step removed one at a time, in ns per lane-step.""",
+}
+"""Benchmark suite → its description in ``--help`` (plain text)."""
+
+PRESETS = ("quick", "full")
+"""``--preset``: ``quick`` runs small sizes (a smoke test), ``full`` the documented ones."""
 
 
 def _cell(value: Any) -> str:
@@ -46,12 +81,28 @@ def table(report: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-def parser_for(prog: str, doc: str, out: str) -> argparse.ArgumentParser:
-    """A benchmark's command line: ``--device``, ``--out`` (default ``out``), ``--quick``."""
-    parser = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
-    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
-    parser.add_argument("--out", help=f"JSON report (default {out})")
-    parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+def suite_parser(suite: str) -> argparse.ArgumentParser:
+    """The parser of one of `SUITES`: its program name and description, no options yet."""
+    prog = "python -m experiments.bench" + ("" if suite == "workloads" else f" {suite}")
+    return argparse.ArgumentParser(
+        prog=prog, description=SUITES[suite], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+
+
+def parser_for(suite: str, out: str) -> argparse.ArgumentParser:
+    """`suite_parser` with the options the engine's benchmarks share: ``--device``,
+    ``--out`` (default ``out``) and ``--preset``."""
+    parser = suite_parser(suite)
+    add = parser.add_argument
+    add("--device", choices=("cpu", "gpu"), default="cpu", help="platform (default: %(default)s)")
+    add("--out", default=out, help="JSON report (default: %(default)s)")
+    add(
+        "--preset",
+        choices=PRESETS,
+        default="full",
+        help="quick: small sizes (a smoke test); full: the sizes of docs/benchmarks.md "
+        "(default: %(default)s)",
+    )
     return parser
 
 
@@ -66,30 +117,30 @@ def write_report(report: dict[str, Any], out: str, text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run W1–W3 and print a table; write JSON."""
-    from experiments import bench
+    """``python -m experiments.bench [SUITE] ...``: run a suite (``argv``: the command line
+    without the program name; None: ``sys.argv[1:]``); returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUITES and argv[0] != "workloads":
+        return importlib.import_module(f"experiments.bench.{argv[0]}").main(argv[1:])
     from jaxbai.engine import KERNELS
 
-    parser = parser_for("python -m experiments.bench", bench.__doc__, "results/bench.json")
+    parser = parser_for("workloads", os.path.join("results", "bench.json"))
+    parser.add_argument(
+        "suite",
+        nargs="?",
+        choices=tuple(SUITES),
+        default="workloads",
+        help="the benchmark to run (default: %(default)s)",
+    )
     parser.add_argument(
         "--kernel",
         choices=KERNELS,
         default="auto",
         help="the engine's lane program in W1-W3; with fused, W4 and W5 (per-episode draws "
         "and shared δ, which only the XLA program runs) are skipped, and the kernel is "
-        "interpreted on a CPU (default auto)",
+        "interpreted on a CPU (default: %(default)s)",
     )
-    parser.add_argument(
-        "--trial", action="store_true", help="the trial load benchmark (experiments.bench.trial)"
-    )
-    args, rest = parser.parse_known_args(argv)
-    if args.trial:
-        from experiments import bench_trial
-
-        return bench_trial.main(rest + (["--out", args.out] if args.out else []))
-    if rest:
-        parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    out = args.out or "results/bench.json"
+    args = parser.parse_args(argv)
     import jax
 
     from jaxbai import engine
@@ -97,8 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         engine.select_devices(args.device)
     except ValueError as err:
-        parser.exit(2, f"error: {err}\n")
-    runs_w1, runs_w2, py_runs = (256, 20, 2) if args.quick else (4096, 200, 5)
+        parser.error(str(err))
+    quick = args.preset == "quick"
+    runs_w1, runs_w2, py_runs = (256, 20, 2) if quick else (4096, 200, 5)
     report: dict[str, Any] = {
         "devices": [str(d) for d in jax.devices()],
         "cores": engine.available_cores(),
@@ -111,5 +163,5 @@ def main(argv: list[str] | None = None) -> int:
         report["W4"] = w4(args.device, runs_w2)
         report["W5"] = w5(args.device, runs_w2 * 5)
     if args.device == "gpu":
-        report["W3"] = w1("gpu", 10**4 if args.quick else 10**5, 1, args.kernel)
-    return write_report(report, out, table(report))
+        report["W3"] = w1("gpu", 10**4 if quick else 10**5, 1, args.kernel)
+    return write_report(report, args.out, table(report))

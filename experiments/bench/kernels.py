@@ -15,7 +15,8 @@ lane-steps per second per lane, and the hours 10⁹ steps would take at that rat
 program that refuses the grid reports its reason instead.
 
 Usage:
-    python -m experiments.bench.kernels [--device cpu|gpu] [--out FILE.json] [--quick]
+    python -m experiments.bench kernels [--device cpu|gpu] [--out FILE.json]
+        [--preset quick|full]
 
 On a CPU the fused kernel runs in Pallas' interpret mode: a check that it runs, not a speed.
 """
@@ -158,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     from experiments.bench.cli import parser_for, write_report
 
     out = "results/bench_kernels.json"
-    parser = parser_for("python -m experiments.bench.kernels", __doc__, out)
+    parser = parser_for("kernels", out)
     parser.add_argument("--steps", type=int, default=256, help="steps per timed call")
     parser.add_argument("--tail-seconds", type=float, default=60.0, help="tail run per program")
     args = parser.parse_args(argv)
@@ -167,9 +168,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import jaxbai
 
-    lanes = (128, 1024) if args.quick else LAUNCH_LANES
-    steps = min(args.steps, 32) if args.quick else args.steps
-    seconds = min(args.tail_seconds, 2.0) if args.quick else args.tail_seconds
+    quick = args.preset == "quick"
+    lanes = (128, 1024) if quick else LAUNCH_LANES
+    steps = min(args.steps, 32) if quick else args.steps
+    seconds = min(args.tail_seconds, 2.0) if quick else args.tail_seconds
     measurements: dict[str, dict[str, Any]] = {}
     for num_lanes in lanes:
         measurements[f"launch, {num_lanes} lanes"] = {
@@ -184,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         "measurements": measurements,
         "op_counts": {name: op_counts(name) for name in covered},
     }
-    return write_report(report, args.out or out, markdown(report))
+    return write_report(report, args.out, markdown(report))
 
 
 TRANSCENDENTAL = frozenset({"exp", "log", "log1p", "pow", "logistic", "sqrt", "rsqrt", "exp2"})
@@ -242,7 +244,3 @@ def op_counts(name: str, num_arms: int = 8) -> dict[str, int]:
     counts = dict.fromkeys(("transcendental", "division", "reduction", "other"), 0)
     _count(traced(lane, key).jaxpr, counts)
     return counts
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -22,9 +22,8 @@ means (0.9, 0.1) (Bernoulli for binary outcomes, Beta(4μ, 4(1 − μ)) for outc
 ε = 1, δ = 0.1, with the error rate's Wilson 95% interval.
 
 Usage:
-    python -m experiments.bench_trial [--participants N] [--window W] [--delta-runs R]
+    python -m experiments.bench trial [--participants N] [--window W] [--delta-runs R]
         [--out results/bench_trial.json]
-(``python -m experiments.bench --trial`` calls `main`.)
 """
 
 from __future__ import annotations
@@ -33,12 +32,13 @@ import json
 import math
 import os
 import random
+import tempfile
 import time
 from typing import Any
 
 import numpy as np
 
-__all__ = ["delta_check", "load", "percentiles", "wilson"]
+__all__ = ["delta_check", "load", "main", "percentiles", "wilson"]
 
 CHECKPOINTS = (10**3, 10**4, 10**5, 10**6)
 TRIAL = {"algorithm": "adap_tt", "num_arms": 3, "epsilon": 0.05, "delta": 0.01}
@@ -47,7 +47,7 @@ TRIAL = {"algorithm": "adap_tt", "num_arms": 3, "epsilon": 0.05, "delta": 0.01}
 def percentiles(seconds: list[float]) -> dict[str, float]:
     """p50 and p99 in milliseconds, and the count.
 
-    Example:
+    Examples:
       >>> percentiles([0.001, 0.002, 0.003])["p50_ms"]
       2.0
     """
@@ -58,7 +58,7 @@ def percentiles(seconds: list[float]) -> dict[str, float]:
 def wilson(errors: int, runs: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval of a binomial proportion (95% by default).
 
-    Example:
+    Examples:
       >>> [round(x, 3) for x in wilson(0, 100)]
       [0.0, 0.037]
     """
@@ -170,3 +170,38 @@ def delta_check(runs: int, directory: str) -> dict[str, Any]:
             }
             print(algorithm, outcomes, json.dumps(report[f"{algorithm}/{outcomes}"]), flush=True)
     return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m experiments.bench trial``: run the load benchmark (and the δ check if
+    asked); print and write JSON. Returns the exit code (2: bad arguments)."""
+    from experiments.bench.cli import suite_parser
+
+    parser = suite_parser("trial")
+    add = parser.add_argument
+    add("--participants", type=int, default=1_000_000, help="trial size (default: %(default)s)")
+    add("--window", type=int, default=500, help="timed records per path (default: %(default)s)")
+    add(
+        "--delta-runs",
+        type=int,
+        default=0,
+        help="trials of the δ-correctness check; 0: no check (default: %(default)s)",
+    )
+    add(
+        "--out",
+        default=os.path.join("results", "bench_trial.json"),
+        help="JSON report (default: %(default)s)",
+    )
+    args = parser.parse_args(argv)
+    if args.participants < 2 or args.window < 1 or args.delta_runs < 0:
+        parser.error("--participants must be >= 2, --window >= 1 and --delta-runs >= 0")
+    results = os.path.dirname(os.path.abspath(args.out))
+    os.makedirs(results, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=results) as tmp:
+        report = {"load": load(args.participants, args.window, tmp)}
+        if args.delta_runs:
+            report["delta"] = delta_check(args.delta_runs, tmp)
+    with open(args.out, "w") as f:
+        json.dump(report, f, indent=2)
+    print(f"written {args.out}")
+    return 0

@@ -17,7 +17,7 @@ diagnostics: final states of a few runs per cell (`stopping_diagnostics`): the a
              passed its GLR test last.
 
 Usage:
-    python -m experiments.adap_tt_star_ablation --out DIR [--runs 20] [--seed 3]
+    python -m experiments.studies adap-tt-star-ablation [--out DIR] [--runs 20] [--seed 3]
         [--instances mu1 mu2 mu6] [--epsilons 0.01 0.1 0.4 1 10] [--variants NAME ...]
         [--diagnostic-runs 12]
 

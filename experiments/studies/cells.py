@@ -7,7 +7,6 @@ its budget in τ and is reported apart from the errors).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -18,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["cell_rows", "mean_cell", "measurement_parser", "write_part"]
+__all__ = ["cell_rows", "mean_cell", "write_part"]
 
 
 def cell_rows(
@@ -80,20 +79,6 @@ def mean_cell(tau: np.ndarray) -> dict[str, float]:
         "mean_tau": float(tau.mean()),
         "se_tau": float(tau.std(ddof=1) / math.sqrt(tau.size)) if tau.size > 1 else math.nan,
     }
-
-
-def measurement_parser(
-    prog: str, runs: int, seed: int, instances: Sequence[str], epsilons: Sequence[float]
-) -> argparse.ArgumentParser:
-    """The options every measurement script takes: ``--out`` (required), ``--runs``,
-    ``--seed``, ``--instances`` and ``--epsilons``, with the script's defaults."""
-    parser = argparse.ArgumentParser(prog=f"python -m {prog}")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--runs", type=int, default=runs)
-    parser.add_argument("--seed", type=int, default=seed)
-    parser.add_argument("--instances", nargs="+", default=list(instances))
-    parser.add_argument("--epsilons", nargs="+", type=float, default=list(epsilons))
-    return parser
 
 
 def write_part(out: str, part: str, rows: list[dict[str, Any]], text: str) -> None:

@@ -11,7 +11,7 @@ tail:  the tail of DP-TT's stopping time against the forced variant's, same runs
        the best arm's share N_{a*}/τ below a tenth of its β-optimal share ω*_{a*} (T*_{ε,β}).
 
 Usage:
-    python -m experiments.studies.dp_tt --out DIR [--part all|table|tail] [--runs 100]
+    python -m experiments.studies dp-tt [--out DIR] [--part all|table|tail] [--runs 100]
         [--seed 0] [--instances mu1 mu2] [--epsilons 0.001 ... 200] [--max-samples 10000000]
         [--tail-runs 400] [--tail-epsilons 0.1 1]
 
@@ -21,22 +21,19 @@ Writes ``DIR/<part>.json`` and prints each part as a Markdown table.
 from __future__ import annotations
 
 import math
-import os
-import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from experiments.analysis import overlay
-from experiments.studies.cells import cell_rows, measurement_parser, write_part
+from experiments.studies.cells import cell_rows
 
 __all__ = [
     "ALGORITHMS",
     "EPSILONS",
     "STARVED_SHARE",
     "instance_bounds",
-    "main",
     "markdown_table",
     "markdown_tail",
     "table",
@@ -104,7 +101,7 @@ def tail_row(
 ) -> dict[str, Any]:
     """Quantiles of τ (censored runs at their cut), errors, censored and starved runs of one cell.
 
-    Example:
+    Examples:
         >>> row = tail_row(np.array([10, 20, 30, 1000]), np.array([False, False, False, True]),
         ...                np.array([True, True, False, False]), np.array([0.5, 0.4, 0.01, 0.0]),
         ...                0.5)  # fmt: skip
@@ -203,30 +200,3 @@ def markdown_tail(rows: list[dict[str, Any]]) -> str:
             f"| {r['max']:.3g} | {r['errors']} | {r['censored']} | {r['starved']} |"
         )
     return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the chosen parts; write ``DIR/<part>.json`` and print each as a Markdown table."""
-    parser = measurement_parser("experiments.studies.dp_tt", 100, 0, ("mu1", "mu2"), EPSILONS)
-    parser.add_argument("--part", choices=("all", "table", "tail"), default="all")
-    parser.add_argument("--max-samples", type=int, default=10**7)
-    parser.add_argument("--tail-runs", type=int, default=400)
-    parser.add_argument("--tail-epsilons", nargs="+", type=float, default=[0.1, 1.0])
-    args = parser.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
-    for part in ("table", "tail") if args.part == "all" else (args.part,):
-        print(f"{part}:", file=sys.stderr)
-        if part == "table":
-            rows = table(args.runs, args.seed, args.instances, args.epsilons, args.max_samples)
-            text = markdown_table(rows)
-        else:
-            rows = tail(
-                args.tail_runs, args.seed, args.instances, args.tail_epsilons, args.max_samples
-            )
-            text = markdown_tail(rows)
-        write_part(args.out, part, rows, text)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -11,7 +11,7 @@ A cell where it is not above at the chosen δ is flagged. Both times are solved 
 relative accuracy (1e-5); a ratio within the two certified gaps of 1 counts as equal (δ₀ = 0).
 
 Usage:
-    python -m experiments.studies.dp_tt_theory --out DIR [--delta 0.01]
+    python -m experiments.studies dp-tt-theory [--out DIR] [--delta 0.01]
         [--instances mu1 ... mu6] [--epsilons 0.001 0.01 0.1 1 10 inf]
 
 Writes ``DIR/dp_tt_theory.json`` (one row per instance × ε) and prints the Markdown table.
@@ -19,17 +19,13 @@ Writes ``DIR/dp_tt_theory.json`` (one row per instance × ε) and prints the Mar
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import os
-import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["EPSILONS", "INSTANCES", "log_inv_delta_above", "main", "markdown_table", "table"]
+__all__ = ["EPSILONS", "INSTANCES", "log_inv_delta_above", "markdown_table", "table"]
 
 EPSILONS = (1e-3, 1e-2, 0.1, 1.0, 10.0, math.inf)
 INSTANCES = ("mu1", "mu2", "mu3", "mu4", "mu5", "mu6")
@@ -44,7 +40,7 @@ def log_inv_delta_above(ratio: float, gap: float) -> float:
     relative gaps): the times are equal to the solvers' accuracy, and the new bound is below
     the old one at every δ. (δ₀ itself underflows a float for r near 1.)
 
-    Example:
+    Examples:
         >>> round(log_inv_delta_above(1.25, 1e-5), 4)  # (1.25 log 3 − log 2.4) / 0.25
         1.9912
         >>> log_inv_delta_above(1.0 + 1e-6, 1e-5)
@@ -125,27 +121,3 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
             f"| {r['bound_global']:.6g} | {flag} | {_delta_cell(r['log_inv_delta_above'])} |"
         )
     return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Solve every cell, write ``DIR/dp_tt_theory.json`` and print the Markdown table."""
-    parser = argparse.ArgumentParser(prog="python -m experiments.studies.dp_tt_theory")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--delta", type=float, default=DELTA)
-    parser.add_argument("--instances", nargs="+", default=list(INSTANCES))
-    parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
-    args = parser.parse_args(argv)
-    if not 0.0 < args.delta < 1.0 / 3.0:
-        parser.error("--delta must lie in (0, 1/3), where log(1/(3δ)) > 0")
-    os.makedirs(args.out, exist_ok=True)
-    rows = table(args.instances, args.epsilons, args.delta)
-    with open(os.path.join(args.out, "dp_tt_theory.json"), "w") as f:
-        json.dump(rows, f, indent=1)
-    print(markdown_table(rows))
-    flagged = sum(not r["dp_above"] for r in rows)
-    print(f"\n{flagged} of {len(rows)} cells flagged", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

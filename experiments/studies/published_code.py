@@ -7,7 +7,7 @@ paper's, and the published one with a single difference put back as the paper ha
 Bernoulli paper instances, rewards drawn per episode where the engine can (its default).
 
 Usage:
-    python -m experiments.published_code --out DIR [--runs 200] [--seed 5]
+    python -m experiments.studies published-code [--out DIR] [--runs 200] [--seed 5]
         [--instances mu1 mu2] [--epsilons 0.1 1 10] [--algorithms ttucb adap_tt dp_se]
 
 Writes ``DIR/published_code.json`` (rewritten after each variant, so a cut run keeps what it

@@ -12,8 +12,9 @@ correctness: ``adap_tt_star_ratio`` at δ = 0.05 on mu1 and mu4 at ε = 0.4 (whe
 small-delta: the three algorithms at δ = 10⁻⁶ on mu1 at ε ∈ {0.1, 0.4, 1}.
 
 Usage:
-    python -m experiments.ratio_challenger --out DIR [--part all|table|correctness|small-delta]
-        [--runs 200] [--correctness-runs 1000] [--small-delta-runs 100] [--seed 3]
+    python -m experiments.studies ratio-challenger [--out DIR]
+        [--part all|table|correctness|small-delta] [--runs 200] [--correctness-runs 1000]
+        [--small-delta-runs 100] [--seed 3]
 
 Writes ``DIR/<part>.json``, prints each part as a Markdown table, and with the table draws
 ``DIR/threshold_aware_challenger.png`` (mean τ against ε, one panel per instance).

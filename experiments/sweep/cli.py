@@ -37,9 +37,11 @@ from jaxbai import plugins
 from jaxbai.engine import KERNELS
 
 __all__ = [
+    "DESCRIPTION",
     "EXIT_INTERRUPTED",
     "EXIT_USAGE",
     "build_parser",
+    "command",
     "config_from_args",
     "inline_instance",
     "main",
@@ -47,6 +49,22 @@ __all__ = [
 ]
 
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 3
+
+DESCRIPTION = """\
+Run a grid of algorithms x instances x ε x δ x runs through the engine, then write
+under --out (default results/<name>): runs.csv (one row per run), summary.csv (one row
+per cell: mean, spread, error rate with its 95% interval, censored runs, rounds of
+adaptivity, allocations), sweep.json (the resolved configuration: --config on it reruns
+the grid exactly), figures/ (PNG and PDF), report.md (the claims of Section 5 with
+verdicts) and checkpoints/ (--resume continues from them).
+
+Without arguments it runs the quick preset: global DP on mu1 and mu2, a few algorithms
+at a few ε, 100 runs (a few minutes on two CPU cores). The grid comes from a preset
+(--preset) or an experiment file (--config FILE.toml; docs/experiments.md has the
+schema); the grid options below override its values. --means (with --family) adds an
+instance of your own. --plan prints the predicted cost instead of running.
+"""
+"""The command's description in ``--help`` (plain text; the presets follow it)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -79,9 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     presets = "\n".join(f"  {k:<20}{p.description}" for k, p in grids.PRESETS.items())
     parser = _Parser(
         prog="python -m experiments.sweep",
-        description=(sweep.__doc__ or "")
-        + "\npresets (experiments/config/grids/<name>.toml):\n"
-        + presets,
+        description=DESCRIPTION + "\npresets (experiments/config/grids/<name>.toml):\n" + presets,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     source = parser.add_argument_group("grid source").add_mutually_exclusive_group()
@@ -89,23 +105,59 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--config", help="an experiment file (TOML) or a sweep's sweep.json")
     grid = parser.add_argument_group("grid (overrides the preset or file)")
     add = grid.add_argument
-    add("--instances", type=_names, nargs="+", help="instance names: the file's or mu1..mu6")
-    add("--means", type=_floats, nargs="+", help="an instance of your own: its arms' means")
-    add("--family", choices=FAMILIES, help="family of the --means instance (default bernoulli)")
+    add(
+        "--instances",
+        type=_names,
+        nargs="+",
+        metavar="NAME",
+        help="instance names: the file's or mu1..mu6",
+    )
+    add(
+        "--means",
+        type=_floats,
+        nargs="+",
+        metavar="MU",
+        help="an instance of your own: its arms' means",
+    )
+    add("--family", choices=FAMILIES, help="family of the --means instance (default: bernoulli)")
     add("--sigma", type=float, help="σ of a --family gaussian instance")
     add("--concentration", type=float, help="a + b of a --family beta instance given by means")
-    add("--beta-a", type=_floats, nargs="+", help="shapes a of a --family beta instance")
-    add("--beta-b", type=_floats, nargs="+", help="shapes b of a --family beta instance")
+    add(
+        "--beta-a",
+        type=_floats,
+        nargs="+",
+        metavar="A",
+        help="shapes a of a --family beta instance",
+    )
+    add(
+        "--beta-b",
+        type=_floats,
+        nargs="+",
+        metavar="B",
+        help="shapes b of a --family beta instance",
+    )
     add("--runs", type=int, help="runs per (instance, ε, δ) cell")
-    add("--epsilons", type=_floats, nargs="+", help="ε grid for every private algorithm")
-    add("--deltas", type=_floats, nargs="+", help="risks δ (default 0.01)")
-    add("--algorithms", type=_names, nargs="+", help="the file's labels or registry names")
+    add(
+        "--epsilons",
+        type=_floats,
+        nargs="+",
+        metavar="EPS",
+        help="ε grid for every private algorithm",
+    )
+    add("--deltas", type=_floats, nargs="+", metavar="DELTA", help="risks δ (default: 0.01)")
+    add(
+        "--algorithms",
+        type=_names,
+        nargs="+",
+        metavar="NAME",
+        help="the file's labels or registry names",
+    )
     add("--threshold", choices=("heuristic", "theory"), help="every algorithm's threshold family")
     add("--max-samples", type=int, help="per-run sample budget (runs hitting it are censored)")
     add(
         "--draws",
         help="auto, per_sample or per_episode: rewards one by one, or one sum per arm and "
-        "episode for episodic algorithms (default auto: per episode where the instance allows)",
+        "episode for episodic algorithms (default: auto, per episode where the instance allows)",
     )
     add(
         "--share-deltas",
@@ -117,13 +169,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--kernel",
         choices=KERNELS,
         help="the engine's lane program: xla, fused (a Pallas kernel running many steps per "
-        "launch; interpreted on a CPU) or auto (= xla); the same numbers (default auto)",
+        "launch; interpreted on a CPU) or auto (= xla); the same numbers (default: auto)",
     )
-    add("--seed", type=int, help="master seed (default 0)")
+    add("--seed", type=int, help="master seed (default: 0)")
     add("--device", choices=("cpu", "gpu"), help="platform (default: JAX's default)")
     run = parser.add_argument_group("this invocation")
     run.add_argument(
-        "--out", help="output directory (default results/<name>; results/<instance> with --means)"
+        "--out",
+        metavar="DIR",
+        help="output directory (default: results/<name>; results/<instance> with --means)",
     )
     run.add_argument(
         "--resume", action="store_true", help="continue from the checkpoints (the same grid)"
@@ -295,7 +349,8 @@ def main(argv: Sequence[str] | None = None, *, supervised: bool = False) -> int:
             max_chunks=args.max_chunks,
         )
     except sweep.Interrupted as err:
-        print(f"sweep: {err}; rerun with --resume (without --overwrite)", file=sys.stderr)
+        resume = distributed.resume_command("experiments.sweep", argv)
+        print(f"sweep: {err}; rerun with {resume}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except ValueError as err:  # e.g. a checkpoint written for another grid, or damaged
         parser.error(str(err))
@@ -304,6 +359,22 @@ def main(argv: Sequence[str] | None = None, *, supervised: bool = False) -> int:
     if result.paths:
         print_summary(result)
     return 0
+
+
+def command(argv: Sequence[str] | None = None) -> int:
+    """``python -m experiments.sweep`` and the ``jaxbai-sweep`` script: `main`, with a
+    jax.distributed run supervised (``supervised=True``); returns the exit code.
+
+    Ctrl-C ends it with one line on stderr, the command that resumes it, and exit status 130
+    (the engine writes its checkpoints first, so the resumed sweep restores what had finished).
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return main(argv, supervised=True)
+    except KeyboardInterrupt:
+        resume = distributed.resume_command("experiments.sweep", argv)
+        print(f"interrupted: rerun with {resume}", file=sys.stderr)
+        return 130
 
 
 def print_summary(result: sweep.SweepResult) -> None:

@@ -46,7 +46,8 @@ def select_devices(device: str | None) -> list[jax.Device]:
     except RuntimeError as err:
         raise ValueError(
             f"device={device!r} was requested but JAX sees no {device.upper()} "
-            f"(available: {[d.platform for d in jax.devices()]}); install the matching jaxlib"
+            f"(available: {[d.platform for d in jax.devices()]}); for a GPU, install JAX with "
+            'CUDA: pip install -e ".[gpu]" (docs/index.md, GPU)'
         ) from err
 
 
@@ -57,7 +58,7 @@ def default_lanes(platform: str, jobs_per_device: int) -> int:
     the pool stays small enough for the cache (32–256 lanes; a step is fastest at 128–512);
     GPUs want wide pools (1024–32768 lanes).
 
-    Example:
+    Examples:
         >>> default_lanes("cpu", 1000), default_lanes("gpu", 10)
         (256, 1024)
     """
@@ -175,7 +176,7 @@ def fused_unsupported(
     """Why ``run_grid(alg, jobs, kernel="fused", …)`` on ``platform`` would be refused, or None
     if the fused kernel runs it (docs/semantics.md §32); the arguments are `run_grid`'s.
 
-    Example:
+    Examples:
         >>> import jaxbai
         >>> from jaxbai.engine import grid_jobs
         >>> jobs = grid_jobs(jaxbai.bernoulli([0.9, 0.7, 0.5, 0.3]), [1.0], runs=1)

@@ -11,7 +11,7 @@ trial, and on read-only media). Errors are one line on stderr, with exit status 
 subcommand takes ``--plugin MODULE`` (repeatable): a module that registers the algorithm
 (`jaxbai.plugins`); a trial file names the plugin it needs when it is opened without it.
 
-Example:
+Examples:
   >>> import contextlib, io, os, tempfile
   >>> path = os.path.join(tempfile.mkdtemp(), "dose.trial")
   >>> args = ["create", path, "--algorithm", "ttucb", "--arms", "2", "--delta", "0.1"]
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import json
 import sqlite3
 import sys
@@ -45,7 +44,7 @@ from jaxbai.trial._algorithm import participant_mechanism
 from jaxbai.trial._config import NOISE_MODES, OUTCOMES
 from jaxbai.trial._trial import Trial, backup
 
-__all__ = ["main"]
+__all__ = ["COMMANDS", "DESCRIPTION", "main"]
 
 _READERS = ("status", "publish")
 """Subcommands that open the trial read-only."""
@@ -74,63 +73,93 @@ def _options(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return options
 
 
+DESCRIPTION = """\
+Run a differentially private best-arm identification trial, one participant at a time, in a
+durable trial file. The curator creates the trial, asks for the next participant's arm (or a
+cohort's), records each outcome, and reads the status or the public record; a participant of
+a local-DP trial privatises their own reward first (privatize). Errors are one line on
+stderr, with exit status 2. 'python -m jaxbai.trial COMMAND --help' lists a command's
+options."""
+"""The command's description in ``--help`` (plain text)."""
+
+COMMANDS = {
+    "create": "create a trial file",
+    "next": "print 'participant arm' for the next participant",
+    "next-batch": "print a cohort: one 'participant arm' line per assignment",
+    "record": "record a participant's outcome",
+    "status": "print the curator's status (JSON)",
+    "publish": "print the public record (JSON)",
+    "backup": "copy a trial (open or not) into one self-contained file",
+    "privatize": "participant side: privatise a reward for a local-DP trial",
+}
+"""Subcommand → its help (and description)."""
+
+_PATH = "the trial file"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m jaxbai.trial", description="Run a differentially private BAI trial."
+        prog="python -m jaxbai.trial",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     common = argparse.ArgumentParser(add_help=False)
     plugins.add_argument(common)
-    add_command = functools.partial(commands.add_parser, parents=[common])
-    create = add_command("create", help="create a trial file")
-    create.add_argument("path")
-    create.add_argument("--algorithm", required=True, choices=sorted(ALGORITHMS))
+    sub = {
+        name: commands.add_parser(
+            name, parents=[common], help=text, description=text[0].upper() + text[1:] + "."
+        )
+        for name, text in COMMANDS.items()
+    }
+    for name in ("create", "next", "next-batch", "record", "status", "publish"):
+        sub[name].add_argument("path", help=_PATH)
+    create = sub["create"]
+    create.add_argument(
+        "--algorithm", required=True, choices=sorted(ALGORITHMS), metavar="NAME",
+        help="registry name: %(choices)s",
+    )  # fmt: skip
     create.add_argument("--arms", type=int, required=True, help="number of arms K")
-    create.add_argument("--epsilon", type=float, help="privacy budget (omit for ttucb)")
-    create.add_argument("--delta", type=float, required=True, help="risk")
+    create.add_argument("--epsilon", type=float, help="privacy budget ε (omit for ttucb)")
+    create.add_argument("--delta", type=float, required=True, help="risk δ")
     create.add_argument("--seed", type=int, help="JAX key seed in [0, 2**32) (default: random)")
     create.add_argument("--clip", action="store_true", help="clip rewards into [0, 1]")
-    create.add_argument("--noise", choices=NOISE_MODES, default="secure")
+    create.add_argument(
+        "--noise", choices=NOISE_MODES, default="secure",
+        help="secure: the operating system's CSPRNG (real trials); prng: seeded, "
+        "reproducible, not secret (rehearsals) (default: %(default)s)",
+    )  # fmt: skip
     create.add_argument(
         "--outcomes", choices=OUTCOMES, default="unit",
-        help="unit: rewards in [0, 1]; binary: 0 or 1, released exactly",
+        help="unit: rewards in [0, 1]; binary: 0 or 1, released exactly (default: %(default)s)",
     )  # fmt: skip
     create.add_argument(
         "--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
-        help="algorithm factory option, e.g. threshold=heuristic",
+        help="algorithm factory option, e.g. threshold=heuristic (repeatable)",
     )  # fmt: skip
-    for name, text in (
-        ("next", "print 'participant arm' for the next participant"),
-        ("status", "print the curator's status (JSON)"),
-        ("publish", "print the public record (JSON)"),
-    ):
-        add_command(name, help=text).add_argument("path")
-    batch = add_command("next-batch", help="print a cohort: 'participant arm' lines")
-    batch.add_argument("path")
-    batch.add_argument("--max-size", type=int, help="at most this many assignments")
-    record = add_command("record", help="record a participant's outcome")
-    record.add_argument("path")
-    record.add_argument("arm", type=int)
-    record.add_argument("reward", type=float)
+    sub["next-batch"].add_argument("--max-size", type=int, help="at most this many assignments")
+    record = sub["record"]
+    record.add_argument("arm", type=int, help="the arm the participant was assigned")
+    record.add_argument("reward", type=float, help="the participant's outcome")
     record.add_argument(
         "--participant", type=int, required=True,
         help="whose outcome: the id next or next-batch printed",
     )  # fmt: skip
-    backup = add_command("backup", help="copy a trial (open or not) into one file")
-    backup.add_argument("source")
-    backup.add_argument("target", help="the new file (must not exist)")
-    privatize = add_command("privatize", help="participant side: privatise a reward")
-    privatize.add_argument("reward", type=float)
+    sub["backup"].add_argument("source", help="the trial to copy")
+    sub["backup"].add_argument("target", help="the new file (must not exist)")
+    privatize = sub["privatize"]
+    privatize.add_argument("reward", type=float, help="the participant's own reward")
     privatize.add_argument(
-        "--algorithm", required=True, choices=sorted(ALGORITHMS),
-        help="the trial's algorithm, whose participant mechanism privatises the reward",
+        "--algorithm", required=True, choices=sorted(ALGORITHMS), metavar="NAME",
+        help="the trial's algorithm, whose participant mechanism privatises the reward: "
+        "%(choices)s",
     )  # fmt: skip
-    privatize.add_argument("--epsilon", type=float, required=True)
+    privatize.add_argument("--epsilon", type=float, required=True, help="the trial's ε")
     privatize.add_argument(
         "--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
-        help="the trial's algorithm option, e.g. gamma=0.01",
+        help="the trial's algorithm option, e.g. gamma=0.01 (repeatable)",
     )  # fmt: skip
-    privatize.add_argument("--clip", action="store_true")
+    privatize.add_argument("--clip", action="store_true", help="clip the reward into [0, 1]")
     return parser
 
 

@@ -1,4 +1,4 @@
-"""Command line of the figures: ``python -m experiments.plot RESULTS.csv [--out DIR]``.
+"""The figures' command line, ``python -m experiments.plot RESULTS.csv [--out DIR]``.
 
 Redraws every figure of a sweep from its per-run CSV (and the ``sweep.json`` next to it, for
 the instances, algorithm options and plot options); the drawing is `experiments.analysis.plot`.
@@ -7,20 +7,26 @@ the instances, algorithm options and plot options); the drawing is `experiments.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Sequence
 
 from experiments import config
 from experiments.analysis import plot, results, stats
 
-__all__ = ["main"]
+__all__ = ["DESCRIPTION", "main"]
+
+DESCRIPTION = """\
+Redraw every figure of a sweep from its per-run CSV (runs.csv), with the instances, algorithm
+options and plot options of the sweep.json next to it: mean stopping time against epsilon per
+instance with the lower bounds and regime switches, and the empirical allocations against the
+optimal ones. Writes PNG and PDF files and prints their paths."""
+"""The command's description in ``--help`` (plain text)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m experiments.plot RESULTS.csv [--out DIR]``; returns the exit code."""
-    description = __doc__ + "\n" + (plot.__doc__ or "")
+    """Redraw the figures of ``RESULTS.csv`` (``argv``: the command line without the program
+    name; None: ``sys.argv[1:]``); returns the exit code."""
     out_help = "figure directory (default: figures/ next to the CSV)"
-    args = results.parse_csv_command("experiments.plot", description, out_help, argv)
+    args = results.parse_csv_command("experiments.plot", DESCRIPTION, out_help, argv)
     table, sweep_config = results.read_csv(args.csv), config.load_sidecar(args.csv)
     targets = stats.allocation_targets(table, stats.algorithms_of(sweep_config))
     summary = stats.summarize(table, targets)
@@ -28,7 +34,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     for path in plot.draw_all(summary, out, sweep_config):
         print(path)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,8 @@
+"""``python -m experiments.report RESULTS.csv [--out FILE]``: the claims report of a sweep's CSV.
+
+The command line is `experiments.report.cli`; the report is `experiments.analysis.report`.
+"""
+
+from experiments.report.cli import main
+
+__all__ = ["main"]

@@ -1,0 +1,7 @@
+"""``python -m experiments.studies``: the studies' command line (`experiments.studies.cli`)."""
+
+import sys
+
+from experiments.studies.cli import main
+
+sys.exit(main())
