@@ -154,8 +154,7 @@ def test_two_processes_equal_one_and_resume_after_a_death(tmp_path, env):
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         err = processes[1].err
-        marker = err.find(b"[adap_tt_star]")
-        if marker >= 0 and b"process 1/2:" in err[marker:]:
+        if b"process 1/2: adap_tt_star: running" in err:  # its first chunk has returned
             break
         assert processes[1].proc.poll() is None, err.decode()[-3000:]
         time.sleep(0.05)
@@ -255,6 +254,17 @@ def test_stderr_passes_through_until_a_fatal_trace():
     assert held.startswith(b"E1202") and held.endswith(fatal)
 
 
+def test_a_failed_collective_is_held():
+    """A peer that dies inside a collective ends this process with its own error line before
+    the coordination service's diagnosis: held too, so the diagnosis stays the one line."""
+    text = b"\rrunning 6/60 runs\rpython -m experiments.sweep: error: UNKNOWN: Gloo AllGather "
+    text += b"failed: Connection closed by peer\nE1202 00:22:33.1 22598 agent.cc:289] x\n"
+    out = io.BytesIO()
+    held = distributed._forward(io.BufferedReader(io.BytesIO(text), buffer_size=5), out)
+    assert out.getvalue() == b"\rrunning 6/60 runs\r"
+    assert held.startswith(b"python -m experiments.sweep: error: UNKNOWN: Gloo")
+
+
 def _lines(proc: Sweep) -> list[str]:
     return [line for line in re.split(r"[\r\n]", proc.err.decode()) if line.strip()]
 
@@ -277,7 +287,7 @@ def test_a_dead_process_is_one_line_with_the_resume_command(tmp_path, env):
     that resumes, exit status 2, instead of JAX's fatal trace."""
     processes = pair(tmp_path, env, "--heartbeat-timeout", "2")
     deadline = time.monotonic() + 120
-    while b"[ttucb]" not in processes[1].err and time.monotonic() < deadline:
+    while b"ttucb: running" not in processes[1].err and time.monotonic() < deadline:
         assert processes[1].proc.poll() is None, processes[1].err.decode()[-3000:]
         time.sleep(0.05)
     processes[1].proc.kill()

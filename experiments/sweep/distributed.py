@@ -17,7 +17,7 @@ process uses the CPU cores of its affinity mask (`jaxbai.use_cpu_cores`): severa
 one machine need disjoint ones (Slurm's ``--cpus-per-task``, ``taskset``) or
 ``JAX_NUM_CPU_DEVICES``.
 
-Example:
+Examples:
     >>> import argparse
     >>> parser = argparse.ArgumentParser()
     >>> add_arguments(parser)
@@ -54,6 +54,7 @@ __all__ = [
     "initialize_options",
     "is_writer",
     "needs_supervisor",
+    "resume_command",
     "supervise",
 ]
 
@@ -220,9 +221,11 @@ def environment() -> dict[str, Any]:
 _HOLD = re.compile(
     rb"[WEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.]+:\d+\] "  # JAX's C++ log: warning, error
     rb"|Traceback \(most recent call last\):|terminate called after"
+    rb"|(?<![^\r\n])[^\r\n]*error: (?:UNKNOWN|UNAVAILABLE|INTERNAL|ABORTED|DEADLINE_EXCEEDED): "
 )
 """Where the child's stderr stops passing through: what follows may be a fatal trace (a lost
-process is preceded by warnings and errors of JAX's C++ log)."""
+process is preceded by warnings and errors of JAX's C++ log, or ends a collective it was in:
+"error: UNKNOWN: Gloo AllGather failed")."""
 
 
 def _forward(stream: IO[bytes], out: IO[bytes]) -> bytes:
@@ -263,7 +266,7 @@ def diagnose(text: str, args: argparse.Namespace) -> tuple[str, bool] | None:
     """(what happened, whether to resume) from the stderr that ended a jax.distributed
     process, or None if it is not the end of a process that lost or never found its peers.
 
-    Example:
+    Examples:
         >>> args = argparse.Namespace(process_id=0, num_processes=2, startup_timeout=30,
         ...                           heartbeat_timeout=60)
         >>> diagnose("UNAVAILABLE: The following tasks are unhealthy (stopped sending "
@@ -303,6 +306,19 @@ def needs_supervisor(args: argparse.Namespace) -> bool:
     return initialize_options(args) is not None and WORKER not in os.environ
 
 
+def resume_command(module: str, argv: Sequence[str]) -> str:
+    """The command that resumes ``python -m module *argv``: the same arguments, without
+    ``--overwrite`` (resuming replaces nothing), with ``--resume``; quoted for a shell.
+
+    Examples:
+        >>> resume_command("experiments.sweep", ["--runs", "5", "--overwrite", "--out", "a b"])
+        "python -m experiments.sweep --runs 5 --out 'a b' --resume"
+    """
+    kept = [word for word in argv if word != "--overwrite"]
+    rerun = kept if "--resume" in kept else [*kept, "--resume"]
+    return shlex.join(["python", "-m", module, *rerun])
+
+
 def supervise(module: str, argv: Sequence[str], args: argparse.Namespace) -> int:
     """Run ``python -m module *argv`` in a child process and report how it ended.
 
@@ -333,9 +349,6 @@ def supervise(module: str, argv: Sequence[str], args: argparse.Namespace) -> int
     where = "this process" if args.process_id is None else f"process {args.process_id}"
     todo = "start every process with the same --coordinator and --num-processes"
     if resume:
-        kept = [word for word in argv if word != "--overwrite"]  # resuming replaces nothing
-        rerun = kept if "--resume" in kept else [*kept, "--resume"]
-        command = shlex.join(["python", "-m", module, *rerun])
-        todo = f"rerun every process with --resume, here: {command}"
+        todo = f"rerun every process with --resume, here: {resume_command(module, argv)}"
     print(f"python -m {module}: error: {where}: {what}; {todo}", file=sys.stderr)
     return 2

@@ -6,7 +6,7 @@ mapping) into a validated configuration; `run` runs every algorithm on the engin
 and, given ``out``, writes the files (`experiments.sweep.outputs`); it returns a `SweepResult`.
 `jaxbai`, pandas and matplotlib are imported when first needed.
 
-Example:
+Examples:
     >>> resolve({"instances": ["mu1"], "algorithms": ["ttucb"], "runs": 5}).runs
     5
 """
@@ -27,8 +27,10 @@ from experiments.sweep import distributed
 from experiments.sweep.engine_runs import (
     check_kernel,
     engine_stats,
+    restored_note,
     run_algorithm,
     run_table,
+    total_runs,
     unfinished,
 )
 from experiments.sweep.outputs import claim_out, prepare_out, sweep_record, write_outputs
@@ -54,8 +56,9 @@ class SweepResult:
     Attributes:
         config: the resolved configuration.
         runs: one row per run, the columns of ``runs.csv``
-            (`experiments.analysis.results.RUN_COLUMNS`; text columns of dtype object, the
-            others int64, float64 or bool).
+            (`experiments.analysis.results.RUN_COLUMNS`, per-arm values one column per arm,
+            `experiments.analysis.results.to_frame`: text, int64, float64 or bool; float64
+            with NaN where a value does not apply).
         cells: one row per (algorithm, instance, ε, δ) cell, the columns of ``summary.csv``
             (`experiments.analysis.stats.SUMMARY_COLUMNS`, dtypes as in ``runs``).
         figures: the figures by file stem (``tau_vs_epsilon_global``, ``allocations_mu1``, …).
@@ -130,7 +133,10 @@ def run(
         resume: continue from the checkpoints in ``out`` (the same grid).
         overwrite: replace the results of an earlier sweep in ``out`` (its checkpoints are
             removed first); without it, or ``resume``, an ``out`` that holds them is refused.
-        progress: print a line per algorithm and the engine's progress (on stderr).
+        progress: show one progress bar (on stderr; one updating widget in a notebook,
+            `jaxbai.engine.Progress`): the grid and its stage (compiling, running, then writing
+            figures and report), the runs done, samples/s and the grid's estimated ETA; and,
+            with ``resume``, one line saying how many cells the checkpoints restore.
         command: the command line recorded in ``sweep.json`` (the CLI passes its own).
         chunk_steps: engine steps per chunk (between checkpoints).
         max_chunks: stop each engine grid after this many chunks (simulates an interruption).
@@ -162,32 +168,40 @@ def run(
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     clock = time.perf_counter()
     tables, per_algorithm = [], {}
-    for spec in sweep_config.algorithms:
-        grid_results = run_algorithm(
-            spec,
-            sweep_config,
-            checkpoints=out is not None,
-            resume=resume,
-            progress=progress,
-            chunk_steps=chunk_steps,
-            max_chunks=max_chunks,
+    with engine.Progress(total_runs(sweep_config), enabled=progress) as bar:
+        if resume:
+            bar.note(restored_note(sweep_config))
+        for spec in sweep_config.algorithms:
+            grid_results = run_algorithm(
+                spec,
+                sweep_config,
+                checkpoints=out is not None,
+                resume=resume,
+                progress=bar,
+                chunk_steps=chunk_steps,
+                max_chunks=max_chunks,
+            )
+            if unfinished(grid_results[-1]):
+                raise Interrupted(f"interrupted during {spec.label}")
+            tables.append(run_table(spec, sweep_config, grid_results))
+            per_algorithm[spec.label] = engine_stats(grid_results)
+        bar.name = ""
+        bar.stage(
+            "writing figures and report" if writes else "drawing figures and report", postfix=""
         )
-        if unfinished(grid_results[-1]):
-            raise Interrupted(f"interrupted during {spec.label}")
-        tables.append(run_table(spec, sweep_config, grid_results))
-        per_algorithm[spec.label] = engine_stats(grid_results)
-    table = results.concat(tables)
-    summary = stats.summarize(
-        table, stats.allocation_targets(table, stats.algorithms_of(sweep_config))
-    )
-    figures = plot.draw_figures(summary, sweep_config)
-    text, claims = report.report_from_table(table, sweep_config, "runs.csv")
-    paths: dict[str, object] = {}
-    if writes:
-        record = sweep_record(
-            sweep_config, per_algorithm, started=started, clock=clock, command=command
+        table = results.concat(tables)
+        summary = stats.summarize(
+            table, stats.allocation_targets(table, stats.algorithms_of(sweep_config))
         )
-        paths = write_outputs(sweep_config, table, summary, figures, text, record)
+        figures = plot.draw_figures(summary, sweep_config)
+        text, claims = report.report_from_table(table, sweep_config, "runs.csv")
+        paths: dict[str, object] = {}
+        if writes:
+            record = sweep_record(
+                sweep_config, per_algorithm, started=started, clock=clock, command=command
+            )
+            paths = write_outputs(sweep_config, table, summary, figures, text, record)
+        bar.stage("done")
     return SweepResult(
         config=sweep_config,
         runs=results.to_frame(table, results.RUN_COLUMNS),

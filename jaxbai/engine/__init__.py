@@ -11,10 +11,11 @@ lanes, devices, chunk sizes, on which other jobs share the grid, or on interrupt
 (The instance is not part of the key: the same run index on two instances shares its random
 stream, i.e. common random numbers across instances.)
 
-The host advances the compiled loop in chunks of ``chunk_steps`` steps; between chunks it prints
-progress and writes an atomic checkpoint of the finished jobs. On resume, finished jobs are
-kept and every other job is run from its start — which gives bitwise the same result as an
-uninterrupted run, since a job's trajectory depends only on its key.
+The host advances the compiled loop in chunks of ``chunk_steps`` steps; between chunks it
+updates the progress bar (``progress=True``) and writes an atomic checkpoint of the finished
+jobs. On resume, finished jobs are kept and every other job is run from its start — which
+gives bitwise the same result as an uninterrupted run, since a job's trajectory depends only on
+its key.
 
 Jobs are split over devices round-robin and each device runs its own lane pool under
 `jax.shard_map` (no communication between devices inside a chunk). In the tail of a grid, when
@@ -43,6 +44,7 @@ Modules:
         shared δ (`select_devices`, `default_lanes`, `with_draws`, `with_shared_deltas`), the
         fused kernel's form of a grid (`fused_unsupported`).
     `jaxbai.engine.run`: the host loop (`run_grid`, `run_vmap`, `GridResult`).
+    `jaxbai.engine.progress`: the progress bar (`Progress`: stage, runs, samples/s, ETA).
     `jaxbai.engine.lane_program`: the on-device lane program, refill, tail compaction (its
         step, `lanes_step`, is what the benchmarks of `experiments.bench` take apart).
     ``jaxbai.engine._checkpoint`` (private): grid fingerprints and atomic checkpoint files.
@@ -50,7 +52,7 @@ Modules:
     ``jaxbai.engine._shared`` (private): trajectories shared by several δ (`SharedDeltas`).
     `jaxbai.engine.fused_kernel`: the fused lane kernel (Pallas) behind ``kernel="fused"``.
 
-Example:
+Examples:
     >>> import jaxbai
     >>> from jaxbai import engine
     >>> jobs = engine.grid_jobs(jaxbai.bernoulli([0.9, 0.5]), [1.0, 10.0], runs=2)
@@ -62,6 +64,7 @@ Example:
 from jaxbai._devices import available_cores
 from jaxbai.engine._checkpoint import (
     CHECKPOINT_VERSION,
+    finished_jobs,
     read_checkpoint,
     shard_path,
     write_checkpoint,
@@ -84,6 +87,7 @@ from jaxbai.engine.prepare import (
     with_draws,
     with_shared_deltas,
 )
+from jaxbai.engine.progress import Progress
 from jaxbai.engine.run import GridResult, run_grid, run_vmap
 
 __all__ = [
@@ -94,12 +98,14 @@ __all__ = [
     "SHARED_DELTA",
     "GridResult",
     "Jobs",
+    "Progress",
     "SharedDeltas",
     "SharedDeltasPerEpisode",
     "SharedParams",
     "SharedState",
     "available_cores",
     "default_lanes",
+    "finished_jobs",
     "fold_in_step",
     "fused_unsupported",
     "grid_jobs",

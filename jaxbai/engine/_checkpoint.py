@@ -39,6 +39,7 @@ from jaxbai.engine.jobs import Jobs
 __all__ = [
     "CHECKPOINT_VERSION",
     "empty_results",
+    "finished_jobs",
     "grid_fingerprint",
     "read_checkpoint",
     "shard_path",
@@ -121,7 +122,7 @@ def write_checkpoint(path: str, fingerprint: str, results: dict[str, np.ndarray]
 def shard_path(path: str, process: int) -> str:
     """The checkpoint shard that process ``process`` writes: ``grid.npz`` → ``grid.process3.npz``.
 
-    Example:
+    Examples:
         >>> shard_path("out/ttucb.npz", 3)
         'out/ttucb.process3.npz'
     """
@@ -175,6 +176,21 @@ def _read_file(file: str, num_jobs: int, num_arms: int) -> tuple[str, dict[str, 
             f"checkpoint {file} is damaged (not {num_jobs} jobs of {num_arms} arms); {fix}"
         )
     return found
+
+
+def finished_jobs(path: str) -> np.ndarray | None:
+    """Which jobs a checkpoint and its shards (`shard_path`) hold as finished, pooled; None
+    without a readable file. Unchecked (to say what a resume restores): `read_checkpoint`
+    checks the files when the grid runs."""
+    done = None
+    for file in _checkpoint_files(path):
+        try:
+            with np.load(file) as data:
+                found = np.asarray(data["done"], bool)
+        except (OSError, *_DAMAGED):
+            continue
+        done = found if done is None or done.shape != found.shape else done | found
+    return done
 
 
 def read_checkpoint(

@@ -13,8 +13,10 @@ and the algorithm as the engine runs it are decided before, in `jaxbai.engine.pr
 
 from __future__ import annotations
 
-import sys
+import contextlib
 import time
+from collections.abc import Iterator
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -32,6 +34,7 @@ from jaxbai.engine._checkpoint import (
     shard_path,
     write_checkpoint,
 )
+from jaxbai.engine._distributed import predicted_cost
 from jaxbai.engine._shared import SharedDeltas
 from jaxbai.engine.fused_kernel import resolve_kernel
 from jaxbai.engine.jobs import Jobs
@@ -52,6 +55,7 @@ from jaxbai.engine.prepare import (
     with_draws,
     with_shared_deltas,
 )
+from jaxbai.engine.progress import Measured, Progress, expected_samples, grid_eta
 
 __all__ = ["GridResult", "run_grid", "run_vmap"]
 
@@ -97,29 +101,6 @@ class GridResult(NamedTuple):
         return self.samples / max(self.lane_steps, 1)
 
 
-class _Progress:
-    """One-line progress on stderr: jobs, samples, rate, ETA."""
-
-    def __init__(self, total_jobs: int, enabled: bool, label: str = "") -> None:
-        self.total, self.enabled, self.label = total_jobs, enabled, label
-        self.start = time.perf_counter()
-
-    def update(self, done: int, samples: int, final: bool = False) -> None:
-        if not self.enabled:
-            return
-        elapsed = time.perf_counter() - self.start
-        rate = samples / max(elapsed, 1e-9)
-        eta = elapsed / done * (self.total - done) if done else float("nan")
-        end = "\n" if final else ""
-        print(
-            f"\r{self.label}{done}/{self.total} jobs | {samples:.3g} samples | "
-            f"{rate:.3g} samples/s | elapsed {elapsed:.0f}s | ETA {eta:.0f}s   ",
-            end=end,
-            file=sys.stderr,
-            flush=True,
-        )
-
-
 def _samples(units: np.ndarray, results: dict[str, np.ndarray]) -> int:
     """Samples drawn by the finished units (a shared trajectory's: its largest τ)."""
     done = results["done"][units]
@@ -150,7 +131,7 @@ def run_grid(
     checkpoint: str | None = None,
     resume: bool = False,
     checkpoint_every: float = 30.0,
-    progress: bool = False,
+    progress: bool | Progress = False,
     max_chunks: int | None = None,
     shrink_after: float = 5.0,
 ) -> GridResult:
@@ -180,12 +161,16 @@ def run_grid(
         checkpoint: path of the checkpoint file (None: no checkpoint).
         resume: continue from ``checkpoint`` (finished jobs are kept, others rerun exactly).
         checkpoint_every: seconds between checkpoint writes (one is always written at the end).
-        progress: print a progress line on stderr.
+        progress: show a progress bar on stderr (`jaxbai.engine.progress.Progress`: the stage,
+            ``compiling`` then ``running``, the runs done, samples/s and an estimated ETA), or
+            follow this grid on a caller's `Progress` bar (named by its ``name``), which stays
+            open.
         max_chunks: stop after this many chunks (for tests of interruption); unfinished jobs
             then have ``done`` False and are reported censored with τ = 0.
         shrink_after: compact the lane pool in the tail of the grid (see
             `jaxbai.engine.lane_program.shrink_pool`) once the grid has run this many seconds, so
-            that the recompilations pay for themselves (0: always; ``inf``: never).
+            that the recompilations pay for themselves (0: always; ``inf``: never). Chunks
+            that compiled a program do not count.
 
     Under `jax.distributed` every process must call `run_grid` with the same arguments: each
     runs its share of the jobs on its own devices (``device`` names their platform), writes
@@ -196,7 +181,7 @@ def run_grid(
     Returns:
         A `GridResult`.
 
-    Example:
+    Examples:
         >>> import jaxbai
         >>> from jaxbai.engine import grid_jobs
         >>> jobs = grid_jobs(jaxbai.bernoulli([0.9, 0.5]), [1.0], runs=4)
@@ -216,50 +201,54 @@ def run_grid(
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     start = time.perf_counter()
-    team = _distributed.team_of(select_devices(device))
-    _devices.warn_if_one_core(team.devices)
-    fingerprint = grid_fingerprint(alg, jobs, seed, max_samples)
-    num_arms = int(np.asarray(jobs.instance.means).shape[-1])
-    if team.size > 1:
-        _distributed.check_same_grid(fingerprint)
-    if checkpoint and resume:
-        results = read_checkpoint(checkpoint, fingerprint, len(jobs), num_arms)
-    else:
-        results = empty_results(len(jobs), num_arms)
-    if team.size > 1:
-        results, _ = _distributed.union(results, 0)
+    with _bar(progress, len(jobs)) as bar:
+        team = _distributed.team_of(select_devices(device))
+        _devices.warn_if_one_core(team.devices)
+        fingerprint = grid_fingerprint(alg, jobs, seed, max_samples)
+        num_arms = int(np.asarray(jobs.instance.means).shape[-1])
+        if team.size > 1:
+            _distributed.check_same_grid(fingerprint)
+        if checkpoint and resume:
+            results = read_checkpoint(checkpoint, fingerprint, len(jobs), num_arms)
+        else:
+            results = empty_results(len(jobs), num_arms)
+        if team.size > 1:
+            results, _ = _distributed.union(results, 0)
+            if checkpoint:
+                checkpoint = shard_path(checkpoint, team.index)
+        already = results["done"].copy()
+        bar.label = f"process {team.index}/{team.size}: " if team.size > 1 else ""
+        bar.start_grid(len(jobs), int(already.sum()))
+        units = _units(alg, jobs, np.flatnonzero(~already))
+        mine = _my_units(team, alg, jobs, units)
+        lane_steps = 0
+        if len(mine):
+            if lanes_per_device is None:
+                platform = team.devices[0].platform
+                lanes_per_device = default_lanes(platform, -(-len(mine) // len(team.devices)))
+            settings = _Settings(
+                seed,
+                max_samples,
+                lanes_per_device,
+                refill_every,
+                chunk_steps,
+                checkpoint,
+                fingerprint,
+                checkpoint_every,
+                bar,
+                max_chunks,
+                shrink_after,
+                kernel,
+            )
+            lane_steps = _run_pending(alg, jobs, mine, results, team, settings)
+        if team.size > 1:
+            results, lane_steps = _distributed.union(results, lane_steps)
+            bar.update(int(results["done"].sum()))
         if checkpoint:
-            checkpoint = shard_path(checkpoint, team.index)
-    already = results["done"].copy()
-    units = _units(alg, jobs, np.flatnonzero(~already))
-    mine = _my_units(team, alg, jobs, units)
-    lane_steps = 0
-    if len(mine):
-        if lanes_per_device is None:
-            platform = team.devices[0].platform
-            lanes_per_device = default_lanes(platform, -(-len(mine) // len(team.devices)))
-        settings = _Settings(
-            seed,
-            max_samples,
-            lanes_per_device,
-            refill_every,
-            chunk_steps,
-            checkpoint,
-            fingerprint,
-            checkpoint_every,
-            progress,
-            max_chunks,
-            shrink_after,
-            kernel,
-        )
-        lane_steps = _run_pending(alg, jobs, mine, results, team, settings)
-    if team.size > 1:
-        results, lane_steps = _distributed.union(results, lane_steps)
-    if checkpoint:
-        write_checkpoint(checkpoint, fingerprint, results)
-    samples = _samples(units, results)
-    result = _grid_result(results, best, jobs, max_samples, lane_steps, samples, start, alg)
-    return result._replace(kernel=kernel)
+            write_checkpoint(checkpoint, fingerprint, results)
+        samples = _samples(units, results)
+        result = _grid_result(results, best, jobs, max_samples, lane_steps, samples, start, alg)
+        return result._replace(kernel=kernel)
 
 
 def _my_units(team: _distributed.Team, alg: Algorithm, jobs: Jobs, units: np.ndarray):
@@ -310,7 +299,7 @@ class _Settings(NamedTuple):
     checkpoint: str | None
     fingerprint: str
     checkpoint_every: float
-    progress: bool
+    progress: Progress
     max_chunks: int | None
     shrink_after: float
     kernel: str
@@ -342,40 +331,94 @@ def _run_pending(
     carry = jax.device_put(
         initial_carry(alg, num_arms, settings.seed, table, lanes_per_device, num_devices), sharding
     )
-    already = results["done"].copy()
-    label = f"process {team.index}/{team.size}: " if team.size > 1 else ""
-    bar = _Progress(int(already.sum()) + np.unique(pending).size, settings.progress, label)
-    lane_steps, chunks = 0, 0
+    eta = partial(_eta, predicted_cost(alg.info.privacy, jobs), pending, settings.max_samples)
+    lane_steps, lane_length, chunks = 0, 0, 0
+    measured, compiling = Measured(), True
     per_step = _samples_per_step(alg)
     refill_every = max(1, settings.refill_every // per_step)
     chunk_steps = max(1, settings.chunk_steps // per_step)
-    loop_start = last_write = time.perf_counter()
-    while True:
-        carry, iterations = advance(
-            alg,
-            num_arms,
-            refill_every,
-            mesh,
-            jnp.int32(settings.max_samples),
-            jnp.uint32(settings.seed),
-            jnp.int32(chunk_steps),
-            table,
-            carry,
-            settings.kernel,
-        )
-        lane_steps += int(np.sum(jax.device_get(iterations))) * lanes_per_device * per_step
-        chunks += 1
-        if time.perf_counter() - loop_start >= settings.shrink_after:
-            carry, lanes_per_device = shrink_pool(carry, table, num_devices, sharding)
-        collect(carry[1], order, results)
-        samples = _samples(pending, results)
-        finished = bool(results["done"][pending].all())
-        bar.update(int(results["done"].sum()), samples, final=finished)
-        if settings.checkpoint and time.perf_counter() - last_write > settings.checkpoint_every:
+    last_write = time.perf_counter()
+    try:
+        while True:
+            began = time.perf_counter()
+            carry, iterations = advance(
+                alg,
+                num_arms,
+                refill_every,
+                mesh,
+                jnp.int32(settings.max_samples),
+                jnp.uint32(settings.seed),
+                jnp.int32(chunk_steps),
+                table,
+                carry,
+                settings.kernel,
+            )
+            steps = np.asarray(jax.device_get(iterations)) * per_step
+            work = (int(steps.sum()) * lanes_per_device, int(steps.max()))
+            lane_steps, lane_length, chunks = (
+                lane_steps + work[0],
+                lane_length + work[1],
+                chunks + 1,
+            )
+            if compiling:  # the rate is measured on the chunks that did not compile
+                settings.progress.stage("running")
+            else:
+                measured = measured.add(time.perf_counter() - began, *work)
+            compiling = False
+            if measured.seconds >= settings.shrink_after:
+                carry, lanes = shrink_pool(carry, table, num_devices, sharding)
+                if lanes != lanes_per_device:  # a smaller program: compiled once
+                    settings.progress.stage("compiling a smaller lane pool")
+                compiling, lanes_per_device = lanes != lanes_per_device, lanes
+            collect(carry[1], order, results)
+            samples = _samples(pending, results)
+            rate, left = eta(results, (lane_steps, lane_length, samples), measured)
+            settings.progress.update(int(results["done"].sum()), samples, rate, left)
+            if settings.checkpoint and time.perf_counter() - last_write > settings.checkpoint_every:
+                write_checkpoint(settings.checkpoint, settings.fingerprint, results)
+                last_write = time.perf_counter()
+            if bool(results["done"][pending].all()) or (
+                settings.max_chunks is not None and chunks >= settings.max_chunks
+            ):
+                return lane_steps
+    except KeyboardInterrupt:  # keep what has finished: a resumed grid restores it
+        if settings.checkpoint:
             write_checkpoint(settings.checkpoint, settings.fingerprint, results)
-            last_write = time.perf_counter()
-        if finished or (settings.max_chunks is not None and chunks >= settings.max_chunks):
-            return lane_steps
+        raise
+
+
+def _eta(
+    cost: np.ndarray,
+    pending: np.ndarray,
+    max_samples: int,
+    results: dict[str, np.ndarray],
+    work: tuple[int, int, int],
+    measured: Measured,
+) -> tuple[float | None, float | None]:
+    """(samples/s of the compiled program, ETA in seconds) of the ``pending`` units
+    (`grid_eta`).
+
+    ``cost``: every job's `predicted_cost`; ``work``: (lane-steps, steps of one lane, samples of
+    the finished pending units) so far in this call; ``measured``: the chunks that ran without
+    compiling. None where not measured or not known yet.
+    """
+    first = pending if pending.ndim == 1 else pending[:, 0]  # a trajectory's longest job
+    unfinished = first[~results["done"][first]]
+    expected = expected_samples(cost, results["tau"], results["done"], unfinished, max_samples)
+    worked = (max(work[0] - work[2], 0), work[1])
+    return measured.rate(), grid_eta(expected, worked, measured)
+
+
+@contextlib.contextmanager
+def _bar(progress: bool | Progress, runs: int) -> Iterator[Progress]:
+    """A caller's `Progress` bar (left open), or a bar of ``runs`` runs (closed at the end; one
+    that shows nothing for ``progress=False``)."""
+    if isinstance(progress, Progress):
+        yield progress
+        return
+    with Progress(runs, enabled=bool(progress)) as bar:
+        yield bar
+        bar.stage("done")
 
 
 def run_vmap(
