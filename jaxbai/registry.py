@@ -130,7 +130,7 @@ class AlgorithmEntry:
         (per-sample draws, 4 arms, one δ), else the reason it is refused
         (`jaxbai.engine.fused_unsupported`; computed on first use, by tracing its step).
 
-        Example:
+        Examples:
             >>> import jaxbai
             >>> jaxbai.ALGORITHMS["adap_tt"].fused_refusal is None
             True
@@ -340,9 +340,11 @@ def unregister(name: str) -> None:
     ALGORITHMS.unregister(name)
 
 
+# No two of jaxbai's own entries share a colour or a marker (black and grey are left to the
+# figures' reference curves, except TTUCB's black), so every curve of a figure has both.
 _BUILT_IN = (
     ("ttucb", toptwo.ttucb, "TTUCB", Style("black", "s")),
-    ("ctb_tt", toptwo.ctb_tt, "CTB-TT", Style("tab:blue", "o")),
+    ("ctb_tt", toptwo.ctb_tt, "CTB-TT", Style("tab:blue", "p")),
     ("gauss_ldp_tt", toptwo.gauss_ldp_tt, "Gauss-LDP-TT", Style("tab:cyan", "v")),
     ("adap_tt", toptwo.adap_tt, "AdaP-TT", Style("tab:orange", "o")),
     ("adap_tt_star", toptwo.adap_tt_star, "AdaP-TT*", Style("tab:green", "D")),
@@ -358,19 +360,24 @@ _BUILT_IN = (
         "adap_tt_global",
         functools.partial(toptwo.adap_tt, episodes="global"),
         "AdaP-TT (global)",
-        Style("tab:brown", "o"),
+        Style("tab:brown", "h"),
     ),
     (
         "adap_tt_star_global",
         functools.partial(toptwo.adap_tt_star, episodes="global"),
         "AdaP-TT* (global)",
-        Style("tab:olive", "D"),
+        Style("tab:olive", "d"),
     ),
     # A variant beyond the paper (docs/threshold-aware-challenger.md).
-    ("adap_tt_star_ratio", toptwo.adap_tt_star_ratio, "AdaP-TT* (W/c challenger)", None),
+    (
+        "adap_tt_star_ratio",
+        toptwo.adap_tt_star_ratio,
+        "AdaP-TT* (W/c challenger)",
+        Style("teal", ">"),
+    ),
     # Jourdan & Azize (2025): DP-TT and its non-private reference (docs/dp-tt.md).
     ("dp_tt", toptwo.dp_tt, "DP-TT", Style("crimson", "*")),
-    ("eb_tci", toptwo.eb_tci, "EB-TCI", Style("dimgray", "s", "--")),
+    ("eb_tci", toptwo.eb_tci, "EB-TCI", Style("goldenrod", "<", "--")),
 )
 _PUBLISHED_CODE = (
     ("ttucb_published", toptwo.ttucb_published, "TTUCB (published code)", "ttucb"),

@@ -165,7 +165,7 @@ def test_a_sweep_reports_each_variant_with_its_own_facts(user_variants):
     assert cells.loc["sw_global", "privacy"] == "global", "a private run is reported private"
     assert cells.loc["sw_global", "epsilon"] == 2.0
     assert cells.loc["adap_tt_b03", "privacy"] == "global"
-    omega = np.array(cells.loc["adap_tt_b03", "omega_star"].split(), float)
+    omega = cells.loc["adap_tt_b03", [f"omega_star_{a}" for a in range(len(MU))]].to_numpy(float)
     _, want = theory.t_star(MU, "kl_gaussian", beta=0.3, sigma=0.5)
     np.testing.assert_allclose(omega, want, rtol=1e-5)
     summary = {column: result.cells[column].to_numpy() for column in result.cells.columns}

@@ -32,14 +32,17 @@ from experiments.analysis.verdicts import (
     FAILS,
     HOLDS,
     INCONCLUSIVE,
+    NO_CELLS,
     NO_SLOPE,
     Cell,
     Claim,
     Context,
+    applicable,
     approx_one,
     at_most,
     censored,
     claim_from_cells,
+    explained,
     mean_interval,
     monotone_cells,
     ratio_cells,
@@ -99,34 +102,34 @@ def _regimes(ctx: Context, privacy: str):
 
 
 def local_claims(ctx: Context) -> list[Claim]:
-    """Section 5.1 (Figures 1 and 3)."""
+    """Section 5.1 (Figures 1 and 3); not applicable without CTB-TT (or TTUCB, for L1)."""
     low, _, deep = _regimes(ctx, "local")
     ctb, ref = _names(ctx, "ctb_tt", "ttucb")
     ctb_tt, ttucb = _role(ctx, "ctb_tt"), _role(ctx, "ttucb")
-    return [
-        claim_from_cells(
-            "L1",
-            f"Local, low privacy (ε ≥ 10 ε_s): {ctb} ≈ {ref} (ratio within ±10%)",
-            ratio_cells(ctx, ctb_tt, ttucb, low, approx_one),
-            "τ ratio",
-        ),
-        claim_from_cells(
-            "L2",
-            f"Local, high privacy (ε ≤ ε_s/2): {ctb} τ ∝ ε⁻² (log-log slope −2 ± 0.25)",
-            slope_cells(ctx, ctb_tt, deep, -2.0),
-            "slope",
-            NO_SLOPE,
-        ),
-    ]
+    l1 = claim_from_cells(
+        "L1",
+        f"Local, low privacy (ε ≥ 10 ε_s): {ctb} ≈ {ref} (ratio within ±10%)",
+        ratio_cells(ctx, ctb_tt, ttucb, low, approx_one),
+        "τ ratio",
+    )
+    l2 = claim_from_cells(
+        "L2",
+        f"Local, high privacy (ε ≤ ε_s/2): {ctb} τ ∝ ε⁻² (log-log slope −2 ± 0.25)",
+        slope_cells(ctx, ctb_tt, deep, -2.0),
+        "slope",
+        NO_SLOPE,
+    )
+    return [applicable(ctx, l1, (ctb_tt,), (ttucb,)), applicable(ctx, l2, (ctb_tt,))]
 
 
 def global_claims(ctx: Context) -> list[Claim]:
-    """Section 5.2 (Figures 2, 4 and 5)."""
+    """Section 5.2 (Figures 2, 4 and 5); a claim is not applicable without the algorithms it is
+    about, and its failures that are AdaP-TT*'s point to their explanation (`explained`)."""
     low, high, deep = _regimes(ctx, "global")
     ada, star, ref, dpse = _names(ctx, "adap_tt", "adap_tt_star", "ttucb", "dp_se")
     adap_tt, adap_tt_star = _role(ctx, "adap_tt"), _role(ctx, "adap_tt_star")
     ttucb, dp_se = _role(ctx, "ttucb"), _role(ctx, "dp_se")
-    private = [adap_tt, adap_tt_star]  # the paper's ε-global-DP algorithms: G1, G3, G4, G6
+    private = (adap_tt, adap_tt_star)  # the paper's ε-global-DP algorithms: G1, G3, G4, G6
     entries = registry()
     both_names = " and ".join(
         entries[a].display_name if a in entries else a for a in private if a in entries
@@ -135,46 +138,60 @@ def global_claims(ctx: Context) -> list[Claim]:
     def both(make: Callable[[str], list[Cell]]) -> list[Cell]:
         return [c._replace(instance=f"{a}/{c.instance}") for a in private for c in make(a)]
 
+    def claim(key, statement, cells, what, *needs, empty=NO_CELLS, every=False) -> Claim:
+        made = claim_from_cells(key, statement, cells, what, empty)
+        return applicable(ctx, explained(made, cells, adap_tt_star, every), *needs)
+
+    pair = ((adap_tt_star,), (adap_tt,))
+    everywhere = lambda r: at_most(r, 1.0)  # noqa: E731
     return [
-        claim_from_cells(
+        claim(
             "G1",
             f"Global, low privacy (ε ≥ 10 ε_s): {both_names} ≤ 4 × {ref}",
             both(lambda a: ratio_cells(ctx, a, ttucb, low, lambda r: at_most(r, 4.0))),
             f"τ / τ_{ref}",
+            private,
+            (ttucb,),
         ),
-        claim_from_cells(
+        claim(
             "G2",
             f"Global, low privacy (ε ≥ 10 ε_s): {star} ≈ {ada} (ratio within ±10%)",
             ratio_cells(ctx, adap_tt_star, adap_tt, low, approx_one),
             "τ* / τ",
+            *pair,
+            every=True,
         ),
-        claim_from_cells(
+        claim(
             "G3",
             "Global, low privacy (ε ≥ 10 ε_s): τ does not depend on ε (slope 0 ± 0.25)",
             both(lambda a: slope_cells(ctx, a, low, 0.0)),
             "slope",
-            NO_SLOPE,
+            private,
+            empty=NO_SLOPE,
         ),
-        claim_from_cells(
+        claim(
             "G4",
             "Global, high privacy (ε ≤ ε_s/2): τ ∝ ε⁻¹ (log-log slope −1 ± 0.25)",
             both(lambda a: slope_cells(ctx, a, deep, -1.0)),
             "slope",
-            NO_SLOPE,
+            private,
+            empty=NO_SLOPE,
         ),
-        claim_from_cells(
+        claim(
             "G5",
             f"Global, high privacy (ε < ε_s): {star} ≤ {ada}",
-            ratio_cells(ctx, adap_tt_star, adap_tt, high, lambda r: at_most(r, 1.0)),
+            ratio_cells(ctx, adap_tt_star, adap_tt, high, everywhere),
             "τ* / τ",
+            *pair,
+            every=True,
         ),
-        claim_from_cells(
+        claim(
             "G6",
             f"Global, every ε: {both_names} ≤ {dpse}",
-            both(
-                lambda a: ratio_cells(ctx, a, dp_se, lambda i, e: True, lambda r: at_most(r, 1.0))
-            ),
+            both(lambda a: ratio_cells(ctx, a, dp_se, lambda i, e: True, everywhere)),
             f"τ / τ_{dpse}",
+            private,
+            (dp_se,),
         ),
     ]
 
@@ -306,6 +323,7 @@ def common_claims(ctx: Context) -> list[Claim]:
     """Claims about every cell: δ-correctness, lower bounds, monotonicity; A4 (the ε-global-DP
     lower bound T*_ε) only where a cell has it."""
     dp_cells = [] if ctx.dp_lower_bound is None else bound_cells(ctx, ctx.dp_lower_bound)
+    monotone = monotone_cells(ctx)
     dp_claim = claim_from_cells(
         "A4",
         "Every global-DP cell on Bernoulli arms: mean τ ≥ T*_ε·log(1/(3δ)) (Jourdan & Azize "
@@ -326,11 +344,16 @@ def common_claims(ctx: Context) -> list[Claim]:
             bound_cells(ctx),
             "mean τ / bound",
         ),
-        claim_from_cells(
-            "A3",
-            "Every private algorithm: mean τ never increases significantly with ε (Figures 1–5)",
-            monotone_cells(ctx),
-            "τ(next ε) / τ",
+        explained(
+            claim_from_cells(
+                "A3",
+                "Every private algorithm: mean τ never increases significantly with ε "
+                "(Figures 1–5)",
+                monotone,
+                "τ(next ε) / τ",
+            ),
+            monotone,
+            _role(ctx, "adap_tt_star"),
         ),
         *([dp_claim] if dp_cells else []),
     ]

@@ -1,14 +1,20 @@
-"""Figures in the paper's layouts: mean τ (or rounds C) ± std against ε or δ, a panel per instance.
+"""Figures in the paper's layouts: mean τ (or rounds C) with its 95% interval against ε or δ, a
+panel per instance.
 
 ``python -m experiments.plot RESULTS.csv [--out DIR]`` redraws every figure from a saved run
 CSV (instance families, option labels and plot options from the ``sweep.json`` next to it).
-Each τ figure overlays the theory of `experiments.analysis.overlay` where `jaxbai.theory` supports
-the
+Each curve is the cells' mean with the 95% interval of the mean as a band (a bar for a lone
+cell): normal on the log scale, mean·exp(±1.96·se/mean) (delta method, as the report's ratios),
+so both ends are positive and the band stays on log axes (`mean_interval`). Each τ figure
+overlays the theory of `experiments.analysis.overlay` where `jaxbai.theory` supports the
 instance's family: the lower bound T*·log(1/(2.4δ)) as a dashed curve (T*_ℓ(ε) for local DP,
 T*_g(ε) for global DP, T*_KL without privacy) and the regime switch as a shaded vertical line;
-a panel without theory says so. Non-private algorithms are horizontal lines with a ±std band in
-the ε figures. Cells with censored runs are hollow markers without error bars, annotated with
-the censored count: their mean is only a lower bound.
+a panel without theory says so. Theory is grey; no algorithm is (`styles`: the registry's
+styles, and a colour and marker of its own for any other label). Non-private algorithms are
+horizontal lines with their interval's band in the ε figures. Cells with censored runs are
+hollow markers without an interval, annotated with the censored count: their mean is only a
+lower bound. The legend lists only what a panel draws. PNGs are written at the plot options'
+dpi (200 by default) beside the PDFs.
 
 Figures (`experiments.config.FIGURE_KINDS`; per δ for the ε figures):
 
@@ -57,6 +63,7 @@ from experiments.analysis.tau_figures import (
     draw_figure,
     draw_theory,
     figure_specs,
+    mean_interval,
     styles,
 )
 from experiments.config import PlotOptions, SweepConfig
@@ -75,6 +82,7 @@ __all__ = [
     "draw_figures",
     "draw_theory",
     "figure_specs",
+    "mean_interval",
     "save_figures",
     "styles",
 ]

@@ -6,7 +6,7 @@ intervals) are `experiments.analysis.claims` and `experiments.analysis.verdicts`
 renders them and holds the command line. The names of those modules that a report needs
 (`Claim`, `Context`, `evaluate`, …) are re-exported here.
 
-Example:
+Examples:
     >>> claim = Claim("A1", "Every cell: error ≤ δ", "mu1: error rate 0 (ε=1; 1 holds)", HOLDS)
     >>> print(claims_table([claim]))
     | # | claim | measured evidence | verdict |
@@ -23,12 +23,22 @@ from collections.abc import Sequence
 from experiments import config
 from experiments.analysis import overlay, results, rounds, stats
 from experiments.analysis.claims import context_from_runs, evaluate
-from experiments.analysis.verdicts import FAILS, HOLDS, INCONCLUSIVE, Cell, Claim, Context, combine
+from experiments.analysis.verdicts import (
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_APPLICABLE,
+    Cell,
+    Claim,
+    Context,
+    combine,
+)
 
 __all__ = [
     "FAILS",
     "HOLDS",
     "INCONCLUSIVE",
+    "NOT_APPLICABLE",
     "Cell",
     "Claim",
     "Context",
@@ -37,6 +47,7 @@ __all__ = [
     "combine",
     "context_from_runs",
     "evaluate",
+    "not_applicable",
     "render",
     "report_from_csv",
     "report_from_table",
@@ -49,14 +60,41 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("*", "\\*")
 
 
+DOCS = "docs/"
+"""Where a report's links to the docs pages point (relative to the repository root)."""
+
+
+def _verdict(claim: Claim) -> str:
+    """The verdict cell: a failing claim links to the paragraph that explains it (its
+    `Claim.explanation` in the docs, else its per-cell evidence below the table)."""
+    if claim.verdict != FAILS:
+        return f"**{claim.verdict}**"
+    if claim.explanation:
+        return f"**fails** ([explained]({DOCS}{claim.explanation}))"
+    return f"**fails** ([cells](#evidence-{claim.key.lower()}))"
+
+
 def claims_table(claims: Sequence[Claim]) -> str:
-    """The claims as a Markdown table."""
+    """The applicable claims as a Markdown table (`not_applicable` lists the others)."""
     lines = ["| # | claim | measured evidence | verdict |", "| --- | --- | --- | --- |"]
     for c in claims:
-        lines.append(
-            f"| {c.key} | {_md_escape(c.statement)} | {_md_escape(c.evidence)} | **{c.verdict}** |"
-        )
+        if c.verdict != NOT_APPLICABLE:
+            statement, evidence = _md_escape(c.statement), _md_escape(c.evidence)
+            lines.append(f"| {c.key} | {statement} | {evidence} | {_verdict(c)} |")
     return "\n".join(lines)
+
+
+def not_applicable(claims: Sequence[Claim]) -> list[str]:
+    """One line naming the claims outside the sweep's regime, by reason (none if every claim
+    applies)."""
+    reasons: dict[str, list[str]] = {}
+    for c in claims:
+        if c.verdict == NOT_APPLICABLE:
+            reasons.setdefault(c.evidence, []).append(c.key)
+    if not reasons:
+        return []
+    parts = [f"{', '.join(keys)} ({_md_escape(why)})" for why, keys in reasons.items()]
+    return ["", f"Not applicable to this sweep: {'; '.join(parts)}."]
 
 
 def _number(x: float) -> str:
@@ -105,7 +143,8 @@ def rounds_table(ctx: Context) -> list[str]:
         flag = " (censored runs)" if s["censored"][i] else ""
         lines.append(
             f"| {_md_escape(s['algorithm'][i])} | {s['instance'][i]} | {s['epsilon'][i]:g} "
-            f"| {s['delta'][i]:g} | {k} | {cell.rounds} | {s['rounds_max'][i]} | {tau:.4g}{flag}"
+            f"| {s['delta'][i]:g} | {k} | {cell.rounds} | {s['rounds_max'][i]:.0f} "
+            f"| {tau:.4g}{flag}"
             f" | {rounds.rounds_bound('per_arm', k, tau):.3g} "
             f"| {rounds.rounds_bound('global', k, tau):.3g} | {_md_escape(applied)} | {ratio} |"
         )
@@ -168,9 +207,11 @@ def render(
         "least-squares fits of log mean τ on log ε (standard error inflated by √(χ²/dof) when "
         "the points scatter more than their errors). Low privacy: ε ≥ 10 ε_s; high privacy: "
         "ε < ε_s; slopes at high privacy: ε ≤ ε_s/2, with ε_s = `jaxbai.theory.regime_switch`. "
-        "Cells with censored runs are inconclusive in comparisons.",
+        "Cells with censored runs are inconclusive in comparisons. A failing claim links to the "
+        "paragraph that explains it (links to docs/ are relative to the repository root).",
         "",
         claims_table(claims),
+        *not_applicable(claims),
         "",
         "## Theory by instance family",
         "",
@@ -188,7 +229,9 @@ def render(
     allocated = allocation_table(s if allocations is None else allocations)
     header += ["", "## Allocations: empirical proportions against ω*", "", *allocated]
     header += ["", "## Per-cell evidence", ""]
-    for c in claims:
+    for c in (c for c in claims if c.verdict != NOT_APPLICABLE):
+        header.append(f'<a id="evidence-{c.key.lower()}"></a>')
+        header.append("")
         header.append(f"### {c.key}: {c.statement} — {c.verdict}")
         header.append("")
         header += [f"- {d}" for d in c.details] or ["- (no cells)"]

@@ -20,9 +20,10 @@ from matplotlib.lines import Line2D
 
 from experiments.analysis import overlay, results, rounds
 from experiments.analysis.results import Table
+from experiments.analysis.stats import Z95
 from experiments.config import SweepConfig
 from experiments.config.specs import AlgorithmSpec, display_name, registry
-from jaxbai.registry import Style, free_styles
+from jaxbai.registry import Style
 
 __all__ = [
     "FigureSpec",
@@ -84,30 +85,74 @@ class Labels(NamedTuple):
         return cls(names, episodes, instances, styles(labels, own), threshold)
 
 
+OWN_COLOURS = (
+    "tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
+    "tab:olive", "tab:cyan", "navy", "magenta", "teal", "goldenrod", "lime", "sienna",
+    "indigo", "deeppink", "chocolate", "steelblue", "olivedrab",
+)  # fmt: skip
+"""Colours a label without a registry style of its own may take (never an achromatic one:
+black and grey are the reference curves', bands' and patches')."""
+
+OWN_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*", "<", ">", "h", "p", "d", "H", "8")
+"""Markers a label without a registry style of its own may take."""
+
+
+def _first(candidates: Sequence[str], taken: set[str], reserved: set[str], k: int) -> str:
+    """The first candidate neither taken nor reserved, else the first not taken, else the
+    ``k``-th (cyclically)."""
+    free = [c for c in candidates if c not in taken]
+    return next(
+        (c for c in free if c not in reserved), free[0] if free else candidates[k % len(candidates)]
+    )
+
+
+def _own_style(taken: Sequence[Style]) -> Style:
+    """A colour of `OWN_COLOURS` and a marker of `OWN_MARKERS` that none of ``taken`` has,
+    preferably ones no registry entry has either (so it is not mistaken for a paper
+    algorithm's)."""
+    reserved = [e.style for e in registry().values()]
+    colour = _first(OWN_COLOURS, {s.color for s in taken}, {s.color for s in reserved}, len(taken))
+    marker = _first(
+        OWN_MARKERS, {s.marker for s in taken}, {s.marker for s in reserved}, len(taken)
+    )
+    return Style(colour, marker)
+
+
+def _related(a: str, b: str) -> bool:
+    """Is one of two registry names the published-code variant of the other (drawn in its
+    colour and marker, dashed)?"""
+    entries = registry()
+    return a in (entries[b].published_code_of, b) or b == entries[a].published_code_of
+
+
 def styles(labels: Sequence[str], specs: Mapping[str, AlgorithmSpec]) -> dict[str, Style]:
-    """The style of every algorithm label: a registry name run with no options has its entry's
-    (`jaxbai.registry.AlgorithmEntry.style`); any other label (a variant with options, an
-    unregistered name) the next style that no entry and no earlier label has
-    (`jaxbai.registry.free_styles`).
+    """The style of every algorithm label of a summary: a registry name run with no options has
+    its entry's (`jaxbai.registry.AlgorithmEntry.style`), in registry order, unless an earlier
+    one has its colour or marker (a published-code variant shares its paper algorithm's); any
+    other label (a variant with options, an unregistered name, such a clash) gets a colour and
+    a marker that no other label has (`OWN_COLOURS`, `OWN_MARKERS`), never black or grey.
 
     Examples:
         >>> from experiments.config.specs import AlgorithmSpec
         >>> b03 = AlgorithmSpec("b03", "adap_tt", (("beta", 0.3),))
         >>> s = styles(["adap_tt", "b03"], {"b03": b03})
-        >>> s["adap_tt"].color, s["b03"] != s["adap_tt"]
-        ('tab:orange', True)
+        >>> s["adap_tt"].color, s["b03"].color != "tab:orange", s["b03"].marker != "o"
+        ('tab:orange', True, True)
     """
     entries = registry()
     out: dict[str, Style] = {}
-    for label in labels:
-        spec = specs.get(label)
-        if label in entries and (spec is None or not spec.options):
-            out[label] = entries[label].style
-    free = free_styles([*out.values(), *(e.style for e in entries.values())])
+    for label in (name for name in entries if name in labels):
+        spec, style = specs.get(label), entries[label].style
+        clash = any(
+            (s.color == style.color or s.marker == style.marker) and not _related(label, other)
+            for other, s in out.items()
+        )
+        if not clash and (spec is None or not spec.options):
+            out[label] = style
     for label in labels:
         if label not in out:
-            out[label] = next(free)
-    return out
+            out[label] = _own_style([*out.values()])
+    return {label: out[label] for label in labels}
 
 
 def _privacy(summary: Table) -> dict[str, str]:
@@ -182,6 +227,34 @@ def _hollow(ax, x, y, cens, runs, color, marker) -> None:
         )
 
 
+MAX_LOG_HALF_WIDTH = 20.0
+"""Cap on Z95·se/mean, the half-width of an interval on the log scale (keeps it finite)."""
+
+
+def mean_interval(mean: np.ndarray, se: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """95% interval of positive means, normal on the log scale (delta method, as the claims'
+    ratios): mean·exp(∓1.96·se/mean); both ends positive and finite (NaN where the mean is not
+    positive, the mean itself where se is not finite).
+
+    Examples:
+        >>> lo, hi = mean_interval(np.array([100.0]), np.array([1000.0]))
+        >>> bool(0 < lo[0] < 100 < hi[0] < np.inf)
+        True
+    """
+    mean, se = np.asarray(mean, float), np.asarray(se, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        half = np.minimum(np.nan_to_num(Z95 * se / mean, nan=0.0), MAX_LOG_HALF_WIDTH)
+    mean = np.where(mean > 0, mean, np.nan)
+    return mean * np.exp(-half), mean * np.exp(half)
+
+
+def _se(summary: Table, idx: np.ndarray, rounds_of: bool) -> np.ndarray:
+    """Standard error of the mean τ (or C) of the rows ``idx``."""
+    if not rounds_of:
+        return summary["se"][idx].astype(float)
+    return summary["rounds_std"][idx].astype(float) / np.sqrt(summary["runs"][idx].astype(float))
+
+
 def draw_algorithm(
     ax,
     summary: Table,
@@ -190,43 +263,39 @@ def draw_algorithm(
     delta: float | None,
     labels: Labels | None = None,
     rounds_of: bool = False,
-) -> None:
-    """One algorithm's curve on one panel: τ (or C if ``rounds_of``) against ε at ``delta``, or
-    against δ if ``delta`` is None; a non-private algorithm in an ε figure is a horizontal band."""
+) -> str | None:
+    """One algorithm's curve on one panel: mean τ (or C if ``rounds_of``) against ε at
+    ``delta``, or against δ if ``delta`` is None, with its 95% interval (`mean_interval`) as a
+    band (a bar for a lone cell); a non-private algorithm in an ε figure is a horizontal line
+    and band. Returns the episode mode whose bound it drew (rounds only), else None."""
     labels = labels or Labels.of(summary, None)
     color, marker, ls = labels.styles[algorithm]
     label = labels.names.get(algorithm, algorithm)
     idx = _cells(summary, algorithm, instance, delta)
     if not len(idx):
-        return
+        return None
     x = summary["delta" if delta is None else "epsilon"][idx].astype(float)
-    mean_col, std_col = ("rounds_mean", "rounds_std") if rounds_of else ("mean", "std")
-    mean, std = summary[mean_col][idx].astype(float), summary[std_col][idx].astype(float)
+    mean = summary["rounds_mean" if rounds_of else "mean"][idx].astype(float)
+    lo, hi = mean_interval(mean, _se(summary, idx, rounds_of))
     cens = summary["censored"][idx]
-    privacy = summary["privacy"][idx[0]]
-    if privacy == "none" and delta is not None:
+    if summary["privacy"][idx[0]] == "none" and delta is not None:
         ax.axhline(mean[0], color=color, ls=ls, lw=1.2, label=f"{label} (non-private)")
-        ax.axhspan(mean[0] - std[0], mean[0] + std[0], color=color, alpha=0.08)
-        return
+        ax.axhspan(lo[0], hi[0], color=color, alpha=0.12, lw=0)
+        return None
     done = cens == 0
-    ax.errorbar(
-        x[done],
-        mean[done],
-        yerr=std[done],
-        color=color,
-        marker=marker,
-        ms=4,
-        lw=1.2,
-        ls=ls,
-        capsize=2,
-        label=label,
-    )
+    ax.plot(x[done], mean[done], color=color, marker=marker, ms=4, lw=1.2, ls=ls, label=label)
+    if done.sum() > 1:
+        ax.fill_between(x[done], lo[done], hi[done], color=color, alpha=0.18, lw=0)
+    elif done.any():
+        err = np.stack([mean[done] - lo[done], hi[done] - mean[done]])
+        ax.errorbar(x[done], mean[done], yerr=err, color=color, ls="none", capsize=2)
     if (~done).any():
         _hollow(ax, x[~done], mean[~done], cens[~done], summary["runs"][idx][~done], color, marker)
-    mode = labels.episodes.get(algorithm) if (rounds_of and labels) else None
+    mode = labels.episodes.get(algorithm) if rounds_of else None
     if mode is not None:
         bound = [rounds.rounds_bound(mode, int(summary["K"][i]), summary["mean"][i]) for i in idx]
         ax.plot(x, bound, ls=_BOUND_STYLE[mode], color=color, lw=1)
+    return mode
 
 
 def draw_theory(
@@ -292,31 +361,80 @@ def _ylabel(spec: FigureSpec) -> str:
 def _title(spec: FigureSpec, runs: list[int]) -> str:
     what = "C(τ)" if spec.rounds else "τ"
     runs_text = "/".join(map(str, runs))
+    shown = f"mean {what}, band: 95% interval of the mean ({runs_text} runs)"
     if spec.delta is None:
-        return f"non-private: {what} (mean ± std over {runs_text} runs) against δ"
-    return f"{spec.privacy} DP: {what} (mean ± std over {runs_text} runs), δ = {spec.delta:g}"
+        return f"non-private: {shown} against δ"
+    return f"{spec.privacy} DP: {shown}, δ = {spec.delta:g}"
 
 
-def _legend(fig, axes, summary: Table, spec: FigureSpec, ncols: int, nrows: int) -> None:
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    if (summary["censored"][np.isin(summary["algorithm"], spec.algorithms)] > 0).any():
-        handles.append(Line2D([], [], ls="none", marker="o", mfc="none", color="gray"))
-        labels.append("hollow: censored runs (mean is a lower bound)")
-    if spec.rounds:
-        for mode, ls in _BOUND_STYLE.items():
-            handles.append(Line2D([], [], ls=ls, color="gray"))
-            labels.append(f"{rounds.BOUND_TEXT[mode]} ({mode.replace('_', '-')} episodes)")
-    legend_cols = 2 if ncols == 1 else 4
+def _legend(fig, axes, drawn: Drawn, ncols: int, nrows: int) -> None:
+    """One legend below the panels: every labelled artist of any panel (once), then a proxy for
+    hollow markers and for each rounds bound only where one was drawn."""
+    entries: dict[str, object] = {}
+    for ax in axes.ravel():
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            entries.setdefault(label, handle)
+    if drawn.censored:
+        label = "hollow: censored runs (mean is a lower bound)"
+        entries[label] = Line2D([], [], ls="none", marker="o", mfc="none", color="gray")
+    for mode, ls in _BOUND_STYLE.items():
+        if mode in drawn.modes:
+            label = f"{rounds.BOUND_TEXT[mode]} ({mode.replace('_', '-')} episodes)"
+            entries[label] = Line2D([], [], ls=ls, color="gray")
+    width = fig.get_figwidth()
+    longest = max((len(label) for label in entries), default=1)
+    legend_cols = max(1, min(4, len(entries), int(width * 72 / (longest * 4.2 + 30))))
     fig.legend(
-        handles,
-        labels,
-        loc="lower center",
-        ncol=min(legend_cols, max(len(labels), 1)),
-        fontsize=7,
+        list(entries.values()), list(entries), loc="lower center", ncol=legend_cols, fontsize=7,
         frameon=False,
-    )
-    rows_of_legend = math.ceil(len(labels) / legend_cols)
-    fig.tight_layout(rect=(0, 0.05 * rows_of_legend / nrows, 1, 0.95))
+    )  # fmt: skip
+    rows_of_legend = math.ceil(len(entries) / legend_cols)
+    legend_height = 0.15 + 0.16 * rows_of_legend  # inches, added below the panels
+    fig.set_figheight(fig.get_figheight() + legend_height)
+    bottom = legend_height / fig.get_figheight()
+    fig.tight_layout(rect=(0, bottom, 1, 0.95))
+
+
+class Drawn(NamedTuple):
+    """What a figure's panels drew beyond their labelled artists (for the legend)."""
+
+    modes: frozenset[str]
+    """Episode modes whose rounds bound a curve drew."""
+    censored: bool
+    """Whether a hollow marker (a cell with censored runs) was drawn."""
+
+
+def _panel(ax, summary: Table, spec: FigureSpec, instance: str, labels: Labels, x_range) -> set:
+    """One panel (theory, then every algorithm's curve); returns the episode modes drawn."""
+    means = results.parse_means(summary["means"][summary["instance"] == instance][0])
+    family, sigma = overlay.instance_family(instance, labels.instances)
+    if not spec.rounds:
+        draw_theory(ax, means, spec.privacy, spec.delta, x_range, family, sigma, labels.threshold)
+    modes = {
+        draw_algorithm(ax, summary, algorithm, instance, spec.delta, labels, spec.rounds)
+        for algorithm in spec.algorithms
+    }
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.set_yscale(spec.yscale)
+    if spec.yscale == "linear":  # no offset text ("1e6") above the axis, under the title
+        ax.yaxis.set_major_formatter(matplotlib.ticker.EngFormatter(sep=""))
+    ax.set_xlim(*x_range)
+    kind = "" if family == "bernoulli" else f" [{labels.instances[instance].describe()}]"
+    ax.set_title(f"{instance} = ({', '.join(f'{m:g}' for m in means)}){kind}", fontsize=9)
+    ax.set_xlabel("δ" if spec.delta is None else "ε")
+    ax.set_ylabel(_ylabel(spec))
+    ax.grid(True, which="major", alpha=0.3)
+    return modes - {None}
+
+
+def _hollow_rows(summary: Table, spec: FigureSpec) -> np.ndarray:
+    """Rows a figure draws as points (hollow where censored): its algorithms at its δ, less a
+    non-private line in an ε figure."""
+    rows = np.isin(summary["algorithm"], spec.algorithms)
+    if spec.delta is not None:
+        rows &= (summary["delta"] == spec.delta) & (summary["privacy"] != "none")
+    return rows
 
 
 def draw_figure(summary: Table, spec: FigureSpec, labels: Labels | None = None) -> Figure:
@@ -324,34 +442,21 @@ def draw_figure(summary: Table, spec: FigureSpec, labels: Labels | None = None) 
     labels = labels or Labels.of(summary, None)
     shown = np.isin(summary["algorithm"], spec.algorithms)
     instances = list(dict.fromkeys(summary["instance"][shown].tolist()))
-    means_of = dict(zip(summary["instance"], summary["means"], strict=True))
     ncols = min(3, len(instances))
     nrows = math.ceil(len(instances) / ncols)
     fig = Figure(figsize=(max(6.5, 4.2 * ncols), 3.4 * nrows))
     axes = fig.subplots(nrows, ncols, squeeze=False)
     x_range = _x_range(summary, spec)
+    modes: set[str] = set()
     for ax, instance in zip(axes.ravel(), instances, strict=False):
-        means = results.parse_means(means_of[instance])
-        family, sigma = overlay.instance_family(instance, labels.instances)
-        if not spec.rounds:
-            theory = (family, sigma, labels.threshold)
-            draw_theory(ax, means, spec.privacy, spec.delta, x_range, *theory)
-        for algorithm in spec.algorithms:
-            draw_algorithm(ax, summary, algorithm, instance, spec.delta, labels, spec.rounds)
-        ax.set_xscale("log")
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.set_yscale(spec.yscale)
-        ax.set_xlim(*x_range)
+        modes |= _panel(ax, summary, spec, instance, labels, x_range)
         if spec.delta is None:  # a few δ: label each
             deltas = sorted(set(summary["delta"][shown].tolist()))
             ax.set_xticks(deltas, [f"{d:g}" for d in deltas])
-        kind = "" if family == "bernoulli" else f" [{labels.instances[instance].describe()}]"
-        ax.set_title(f"{instance} = ({', '.join(f'{m:g}' for m in means)}){kind}", fontsize=9)
-        ax.set_xlabel("δ" if spec.delta is None else "ε")
-        ax.set_ylabel(_ylabel(spec))
-        ax.grid(True, which="major", alpha=0.3)
     for ax in axes.ravel()[len(instances) :]:
         ax.set_visible(False)
     fig.suptitle(_title(spec, sorted(set(summary["runs"][shown].tolist()))), fontsize=10)
-    _legend(fig, axes, summary, spec, ncols, nrows)
+    censored = bool((summary["censored"][_hollow_rows(summary, spec)] > 0).any())
+    drawn = Drawn(frozenset(modes), censored)
+    _legend(fig, axes, drawn, ncols, nrows)
     return fig

@@ -5,14 +5,19 @@ A claim (`Claim`) gets the measured evidence and a verdict:
 * **holds**: every tested cell supports the claim at 95% confidence (or, for error rates and
   lower bounds, the point estimate is on the claimed side and nothing contradicts it);
 * **fails**: at least one cell contradicts it at 95% confidence;
-* **inconclusive**: otherwise (too few cells, intervals straddling the boundary, censoring).
+* **inconclusive**: otherwise (too few cells, intervals straddling the boundary, censoring);
+* **not applicable**: the sweep did not run an algorithm the claim is about (a global-DP sweep
+  and the local-DP claims); the report lists such claims once, outside the table.
+
+A claim that fails for a documented reason carries the page that explains it
+(`Claim.explanation`).
 
 The tested cells (`Cell`) come from a summary table with its theory (`Context`): mean τ of two
 algorithms compared at equal (instance, ε, δ) (`ratio_cells`), log-log slopes against ε
 (`slope_cells`), consecutive ε of one algorithm (`monotone_cells`). `combine` gives a claim's
 verdict from its cells', `describe_cells` its evidence text, `claim_from_cells` both.
 
-Example:
+Examples:
     >>> combine(["holds", "inconclusive"])
     'inconclusive'
     >>> cell = Cell("mu1", 0.5, Interval(0.9, 0.8, 1.0), HOLDS)
@@ -32,13 +37,16 @@ import numpy as np
 from experiments.analysis import stats
 from experiments.analysis.results import Table
 from experiments.analysis.stats import Interval
+from experiments.config.specs import registry
 
 __all__ = [
+    "ADAP_TT_STAR_EXPLAINED",
     "APPROX_TOLERANCE",
     "FAILS",
     "HOLDS",
     "INCONCLUSIVE",
     "MAX_EVIDENCE_GROUPS",
+    "NOT_APPLICABLE",
     "NO_CELLS",
     "NO_SLOPE",
     "SLOPE_MAX_HALF_WIDTH",
@@ -46,12 +54,14 @@ __all__ = [
     "Cell",
     "Claim",
     "Context",
+    "applicable",
     "approx_one",
     "at_most",
     "censored",
     "claim_from_cells",
     "combine",
     "describe_cells",
+    "explained",
     "mean_interval",
     "monotone_cells",
     "panels",
@@ -62,6 +72,10 @@ __all__ = [
 ]
 
 HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
+NOT_APPLICABLE = "not applicable"
+ADAP_TT_STAR_EXPLAINED = "adap-tt-star-ablation.md#what-the-numbers-show"
+"""The docs page (relative to docs/) that explains why AdaP-TT* fails claims of Section 5:
+slower than AdaP-TT at small ε, a hump about its threshold's switch, faster at large ε."""
 SLOPE_TOLERANCE = 0.25  # |slope − target| allowed for "τ ∝ ε^target"
 SLOPE_MAX_HALF_WIDTH = 0.5  # a wider slope interval is inconclusive
 APPROX_TOLERANCE = 1.1  # "≈": ratio within [1/1.1, 1.1]
@@ -76,6 +90,9 @@ class Claim(NamedTuple):
     evidence: str
     verdict: str
     details: tuple[str, ...] = ()
+    explanation: str = ""
+    """Docs page (and anchor) that explains why the claim fails, if it fails for a documented
+    reason (relative to docs/)."""
 
 
 class Cell(NamedTuple):
@@ -296,3 +313,25 @@ def claim_from_cells(
     """A claim whose verdict combines its cells' (``empty``: the evidence without cells)."""
     evidence, details = describe_cells(cells, what, empty)
     return Claim(key, statement, evidence, combine([c.verdict for c in cells]), details)
+
+
+def applicable(ctx: Context, claim: Claim, *needs: tuple[str, ...]) -> Claim:
+    """``claim``, or ``claim`` as not applicable (no cells, the evidence says why) when for one
+    of ``needs`` (algorithms, any of which the claim is about) none ran in the sweep."""
+    ran = set(ctx.summary["algorithm"].tolist())
+    missing = next((group for group in needs if not ran & set(group)), None)
+    if missing is None:
+        return claim
+    entries = registry()
+    names = " or ".join(entries[a].display_name if a in entries else a for a in missing)
+    return claim._replace(evidence=f"the sweep ran no {names}", verdict=NOT_APPLICABLE, details=())
+
+
+def explained(claim: Claim, cells: list[Cell], algorithm: str, every: bool = False) -> Claim:
+    """``claim`` with the page that explains AdaP-TT*'s failures (`ADAP_TT_STAR_EXPLAINED`) when
+    it fails and every failing cell is ``algorithm``'s (its label starts with ``algorithm/``;
+    ``every``: every cell of the claim is about it)."""
+    failing = [c for c in cells if c.verdict == FAILS]
+    if failing and (every or all(c.instance.startswith(f"{algorithm}/") for c in failing)):
+        return claim._replace(explanation=ADAP_TT_STAR_EXPLAINED)
+    return claim

@@ -7,7 +7,7 @@ samples). `TOP_KEYS` are the keys of an experiment file, `FIGURE_KINDS`, `FORMAT
 `PLOT_KEYS` those of its ``[plot]`` table. ``SweepConfig.to_dict`` is the resolved
 configuration in the experiment-file schema (what ``sweep.json`` records).
 
-Example:
+Examples:
     >>> from experiments.config.specs import AlgorithmSpec, paper_instance
     >>> cfg = SweepConfig("demo", (paper_instance("mu1"),), (AlgorithmSpec("ttucb", "ttucb"),))
     >>> cfg.instance_names, cfg.algorithm_labels, cfg.to_dict()["runs"]
@@ -107,7 +107,7 @@ class PlotOptions:
 
     figures: tuple[str, ...] = ()
     formats: tuple[str, ...] = ("png", "pdf")
-    dpi: int = 110
+    dpi: int = 200
 
 
 @dataclasses.dataclass(frozen=True)

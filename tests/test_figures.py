@@ -1,0 +1,193 @@
+"""Figures fit to publish and the claims report's verdicts: intervals that stay on log axes,
+a style of its own for every curve, no legend entry without its artist, 200 dpi PNGs beside
+the PDFs; claims outside a sweep's regime listed once, every "fails" linked to its reason."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import matplotlib.colors
+import numpy as np
+import pytest
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+
+import jaxbai
+from experiments.analysis import plot, report, results, stats
+from experiments.config.specs import AlgorithmSpec
+
+DOCS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "docs")
+
+
+def _runs(algorithm, eps=1.0, taus=(1000, 1100), rounds=-1, errors=0, delta=0.01):
+    """Runs of one cell on instance ``i`` with the given stopping times."""
+    n = len(taus)
+    privacy = jaxbai.ALGORITHMS[algorithm].info().privacy
+    return {
+        "algorithm": np.full(n, algorithm, object),
+        "privacy": np.full(n, privacy, object),
+        "instance": np.full(n, "i", object),
+        "means": np.full(n, "0.9 0.5", object),
+        "K": np.full(n, 2),
+        "epsilon": np.full(n, eps if privacy != "none" else np.inf),
+        "delta": np.full(n, delta),
+        "threshold": np.full(n, "heuristic", object),
+        "seed": np.zeros(n, int),
+        "run": np.arange(n),
+        "tau": np.asarray(taus, np.int64),
+        "recommendation": np.zeros(n, int),
+        "correct": np.arange(n) >= errors,
+        "censored": np.zeros(n, bool),
+        "rounds": np.full(n, rounds),
+    }
+
+
+def _summary(*cells):
+    return stats.summarize(
+        results.concat([_runs(*c) if isinstance(c, tuple) else c for c in cells])
+    )
+
+
+def _spec(summary, name):
+    return next(s for s in plot.figure_specs(summary) if s.name == name)
+
+
+def test_intervals_on_a_log_axis_with_a_large_spread_stay_positive_and_finite():
+    """mean − 1.96·se < 0 here: a symmetric bar would leave the log axis; the band must not."""
+    spread = (1, 2, 3, 10**7)
+    summary = _summary(*[("adap_tt", e, spread) for e in (0.1, 1.0)], ("dp_se", 1.0, spread))
+    row = 0
+    assert summary["mean"][row] - 1.96 * summary["se"][row] < 0, "the case the test is about"
+    lo, hi = plot.mean_interval(summary["mean"], summary["se"])
+    assert np.all((lo > 0) & (lo < summary["mean"]) & (summary["mean"] < hi) & np.isfinite(hi))
+    ax = Figure().subplots()
+    ax.set_yscale("log")
+    for algorithm in ("adap_tt", "dp_se"):
+        plot.draw_algorithm(ax, summary, algorithm, "i", 0.01)
+    bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert bands, "the interval is drawn as a band"
+    for band in bands:
+        for path in band.get_paths():
+            assert np.all(np.isfinite(path.vertices)) and np.all(path.vertices[:, 1] > 0)
+    bars = [c for c in ax.collections if c not in bands]  # DP-SE's lone cell: an error bar
+    assert bars and all(np.all(np.concatenate(c.get_segments())[:, 1] > 0) for c in bars)
+
+
+def _legend_labels(fig) -> list[str]:
+    return [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def _artist_labels(fig) -> set[str]:
+    return {a.get_label() for ax in fig.axes for a in ax.get_children()}
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "rounds", "bounds"),
+    [("dp_se", 3, set()), ("adap_tt", 40, {"per-arm"}), ("adap_tt_global", 9, {"global"})],
+)
+def test_a_rounds_figure_lists_only_the_bounds_it_draws(algorithm, rounds, bounds):
+    summary = _summary(*[(algorithm, e, (1000, 1100), rounds) for e in (0.1, 1.0)])
+    fig = plot.draw_figure(summary, _spec(summary, "rounds_global"))
+    labels = _legend_labels(fig)
+    listed = {m for m in ("per-arm", "global") if any(f"({m} episodes)" in t for t in labels)}
+    assert listed == bounds
+    dashed = {ls for line in fig.axes[0].get_lines() for ls in [line.get_linestyle()]}
+    assert ("--" in dashed) == ("per-arm" in bounds) and (":" in dashed) == ("global" in bounds)
+
+
+def test_every_legend_entry_of_a_tau_figure_is_a_drawn_artist():
+    cells = [("ttucb", 1.0), *[(a, e) for a in ("adap_tt", "adap_tt_star") for e in (0.1, 1.0)]]
+    summary = _summary(*[(*c, (1000, 1100), -1, 0, 0.34) for c in cells])  # δ ≥ 1/3: no T*_ε
+    for spec in plot.figure_specs(summary):
+        fig = plot.draw_figure(summary, spec)
+        drawn = _artist_labels(fig)
+        assert set(_legend_labels(fig)) <= drawn, spec.name  # no proxy: nothing censored
+
+
+def _achromatic(colour: str) -> bool:
+    r, g, b = matplotlib.colors.to_rgb(colour)
+    return max(r, g, b) - min(r, g, b) < 0.05
+
+
+def test_user_labels_get_a_colour_and_a_marker_of_their_own():
+    """A variant with options and an unregistered label: a colour and a marker no other curve
+    of the sweep has, never black or grey; the paper's algorithms keep the registry's."""
+    labels = ["ttucb", "adap_tt", "adap_tt_star", "dp_se", "b03", "b07", "plugin_alg"]
+    specs = {f"b0{k}": AlgorithmSpec(f"b0{k}", "adap_tt", (("beta", k / 10),)) for k in (3, 7)}
+    styles = plot.styles(labels, specs)
+    for name in labels[:4]:
+        assert styles[name] == jaxbai.ALGORITHMS[name].style
+    assert len({s.color for s in styles.values()}) == len(labels)
+    assert len({s.marker for s in styles.values()}) == len(labels)
+    assert not any(_achromatic(styles[a].color) for a in labels[4:])
+
+
+def test_more_labels_than_colours_and_markers_still_get_styles():
+    """Past the free colours and markers (a narrowed-algorithms sweep draws 20 and more) the
+    styles repeat cyclically; they used to index past the markers (IndexError)."""
+    labels = [f"user_{k}" for k in range(60)]
+    styles = plot.styles(labels, {})
+    assert len(styles) == 60 and len({(s.color, s.marker) for s in styles.values()}) >= 15
+
+
+def test_the_built_in_entries_share_no_colour_and_no_marker():
+    own = [e.style for e in jaxbai.ALGORITHMS.values() if not e.published_code_of]
+    assert len({s.color for s in own}) == len(own) and len({s.marker for s in own}) == len(own)
+
+
+def test_pngs_are_saved_at_200_dpi_beside_the_pdfs(tmp_path):
+    from PIL import Image
+
+    summary = _summary(*[("adap_tt", e, (1000, 1100), 40) for e in (0.1, 1.0)])
+    figure = plot.draw_figure(summary, _spec(summary, "rounds_global"))  # no theory to solve
+    paths = plot.save_figures({"tau": figure}, str(tmp_path))
+    assert sorted(os.path.basename(p) for p in paths) == ["tau.pdf", "tau.png"]
+    with Image.open(tmp_path / "tau.png") as image:
+        assert image.info["dpi"][0] == pytest.approx(200, abs=0.5)
+
+
+def _report(*cells) -> str:
+    summary = _summary(*cells)
+    switch = {("i", "local"): 1.0, ("i", "global"): 0.1}
+    ctx = report.Context(summary, switch, np.full(len(summary["mean"]), 50.0))
+    return report.render(report.evaluate(ctx), ctx, "runs.csv")
+
+
+def test_a_global_only_sweep_lists_the_local_claims_once_as_not_applicable():
+    text = _report(("ttucb", 1.0), *[("adap_tt", e) for e in (0.1, 1.0)])
+    table = [line for line in text.splitlines() if line.startswith("| L")]
+    assert not table and "### L1" not in text and "### L2" not in text
+    lines = [line for line in text.splitlines() if "not applicable" in line.lower()]
+    assert len(lines) == 1 and "L1, L2" in lines[0] and "CTB-TT" in lines[0]
+
+
+def _anchors(page: str) -> set[str]:
+    """Heading slugs of a docs page (as the toc extension makes them)."""
+    with open(os.path.join(DOCS, page), encoding="utf-8") as f:
+        headings = [line.lstrip("#").strip() for line in f if line.startswith("#")]
+    return {re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", h).strip().lower()) for h in headings}
+
+
+def test_every_fails_links_to_the_paragraph_that_explains_it():
+    """AdaP-TT* slower than AdaP-TT at high privacy (G5, documented) and wrong answers (A1,
+    not documented: the link goes to the claim's cells)."""
+    slow = (30000, 31000)
+    text = _report(
+        *[("adap_tt", e, (1000, 1100)) for e in (0.01, 0.03)],
+        *[("adap_tt_star", e, slow) for e in (0.01, 0.03)],
+        ("ttucb", 1.0, (1000, 1100, 1050, 1020), -1, 3),
+    )
+    rows = {line.split(" | ")[0][2:]: line for line in text.splitlines() if line.startswith("| ")}
+    failing = [key for key, line in rows.items() if "**fails**" in line]
+    assert {"G5", "A1"} <= set(failing)
+    for key in failing:
+        link = re.search(r"\*\*fails\*\* \(\[\w+\]\(([^)]+)\)\)", rows[key])
+        assert link, key
+        target = link.group(1)
+        if target.startswith("#"):
+            assert f'<a id="{target[1:]}"></a>' in text
+        else:
+            page, anchor = target.removeprefix("docs/").split("#")
+            assert anchor in _anchors(page), target
+    assert "adap-tt-star-ablation.md" in rows["G5"] and "#evidence-a1" in rows["A1"]
