@@ -1,6 +1,6 @@
 """jaxbai: differentially private best-arm identification as compiled, vmapped JAX programs.
 
-Example:
+Examples:
     >>> import jaxbai
     >>> alg = jaxbai.adap_tt_star()
     >>> res = jaxbai.simulate(alg, jaxbai.bernoulli([0.9, 0.5]), epsilon=[1.0], runs=8)
@@ -43,10 +43,7 @@ from jaxbai.toptwo import (
     ttucb_published,
 )
 from jaxbai.trial import Trial, TrialStatus, privatize_locally
-from jaxbai.version import version as _version
-
-__version__ = _version()
-"""The installed version (`jaxbai.version.version`)."""
+from jaxbai.version import __version__ as __version__
 
 __all__ = [
     "ALGORITHMS",

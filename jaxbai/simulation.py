@@ -7,7 +7,7 @@ run index, ε and δ).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from jax.typing import ArrayLike
@@ -15,6 +15,9 @@ from jax.typing import ArrayLike
 from jaxbai import checks
 from jaxbai.base import Algorithm, Instance
 from jaxbai.engine import grid_jobs, run_grid
+
+if TYPE_CHECKING:  # pandas is imported when `SimulationResult.to_frame` is first called
+    import pandas
 
 __all__ = [
     "SimulationResult",
@@ -47,6 +50,45 @@ class SimulationResult(NamedTuple):
     epsilon: np.ndarray
     delta: np.ndarray
 
+    def to_frame(self) -> pandas.DataFrame:
+        """The runs as a tidy pandas DataFrame, one row per (ε, δ, run) in C order, numeric
+        columns: ``epsilon``, ``delta``, ``run``, ``tau``, ``recommendation``, ``correct``,
+        ``censored``, ``rounds``, then ``count_0 … count_{K−1}`` (the per-arm columns of a
+        sweep's ``runs.csv``). What does not apply is NaN, never −1 (the recommendation of a
+        censored run, the rounds of a fully sequential algorithm): such a column is float64,
+        else int64.
+
+        Examples:
+            >>> import jaxbai
+            >>> res = jaxbai.simulate(jaxbai.ttucb(), jaxbai.bernoulli([0.6, 0.2]), runs=4)
+            >>> frame = res.to_frame()
+            >>> frame.shape, bool(frame["rounds"].isna().all()), list(frame.columns[-2:])
+            ((4, 10), True, ['count_0', 'count_1'])
+        """
+        import pandas
+
+        size = self.tau.size
+        columns: dict[str, np.ndarray] = {
+            "epsilon": self.epsilon.reshape(size).astype(np.float64),
+            "delta": self.delta.reshape(size).astype(np.float64),
+            "run": np.broadcast_to(np.arange(self.tau.shape[-1]), self.tau.shape).reshape(size),
+            "tau": self.tau.reshape(size).astype(np.int64),
+            "recommendation": _missing(self.recommendation.reshape(size)),
+            "correct": self.correct.reshape(size).astype(bool),
+            "censored": self.censored.reshape(size).astype(bool),
+            "rounds": _missing(self.rounds.reshape(size)),
+        }
+        counts = self.counts.reshape(size, -1).astype(np.int64)
+        columns |= {f"count_{a}": counts[:, a] for a in range(counts.shape[1])}
+        return pandas.DataFrame(columns)
+
+
+def _missing(values: np.ndarray) -> np.ndarray:
+    """Integers with −1 for "not applicable": int64 if none is negative, else float64 with NaN
+    there."""
+    values = np.asarray(values, np.int64)
+    return values if (values >= 0).all() else np.where(values >= 0, values, np.nan)
+
 
 def simulate(
     alg: Algorithm,
@@ -56,6 +98,7 @@ def simulate(
     runs: int = 1000,
     seed: int = 0,
     max_samples: int = 10**9,
+    progress: bool = False,
     **engine_options: Any,
 ) -> SimulationResult:
     """Run ``runs`` independent trajectories of ``alg`` on ``inst`` for every (ε, δ).
@@ -71,10 +114,12 @@ def simulate(
         runs: runs per (ε, δ) cell.
         seed: master seed.
         max_samples: per-run sample budget (≤ 2³¹ − 1).
+        progress: show a progress bar on stderr (compiling, then runs done, samples/s and
+            an estimated ETA; `jaxbai.engine.Progress`). Off by default.
         **engine_options: passed to `jaxbai.engine.run_grid` (``device``, ``draws``,
-            ``lanes_per_device``, ``progress``, …).
+            ``lanes_per_device``, …).
 
-    Example:
+    Examples:
         >>> import jaxbai
         >>> res = jaxbai.simulate(jaxbai.ttucb(), jaxbai.bernoulli([0.6, 0.2]), runs=4)
         >>> res.tau.shape
@@ -86,7 +131,9 @@ def simulate(
     eps_in = checks.real_values("epsilon", np.inf if epsilon is None else epsilon)
     dlt_in = checks.real_values("delta", delta)
     jobs = grid_jobs(inst, eps_in, dlt_in, runs)
-    res = run_grid(alg, jobs, seed=seed, max_samples=max_samples, **engine_options)
+    res = run_grid(
+        alg, jobs, seed=seed, max_samples=max_samples, progress=progress, **engine_options
+    )
     shape = eps_in.shape + dlt_in.shape + (runs,)
     return SimulationResult(
         tau=res.tau.reshape(shape),

@@ -3,7 +3,7 @@
 A checkout imported without being installed (``PYTHONPATH=.``) has no metadata: its version is
 ``"0+unknown"`` rather than a number it is not.
 
-Example:
+Examples:
     >>> import importlib.metadata
     >>> version() == importlib.metadata.version("jaxbai")
     True
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib.metadata
 
-__all__ = ["version"]
+__all__ = ["__version__", "version"]
 
 
 def version() -> str:
@@ -22,3 +22,7 @@ def version() -> str:
         return importlib.metadata.version("jaxbai")
     except importlib.metadata.PackageNotFoundError:
         return "0+unknown"
+
+
+__version__ = version()
+"""The installed version, `jaxbai.__version__`."""

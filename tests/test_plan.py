@@ -58,3 +58,16 @@ def test_shared_cells_are_named_in_the_plan_text(plans):
     assert "shared" in row
     assert "shared: tested on the trajectories of the smallest δ" in text
     assert "shared" not in plan.format_plan(list(plans[False].values()), "1 cpu device")
+
+
+def test_a_grid_takes_its_compilation_and_its_samples_at_the_pilot_rate():
+    """The seconds of one engine grid's cells: the compilation the pilot measured plus their
+    samples at its rate, shared in proportion to samples (a shared cell takes none)."""
+    pilot = plan._Pilot(factor=None, capped=None, compile_s=3.0, samples_per_s=1000.0, lanes=4)
+    cells = [
+        plan.Cell("a", "i", e, 0.1, 1.0, 1.0, "pilot", 1.0, samples, 0.0, samples == 0)
+        for e, samples in ((1.0, 6000.0), (2.0, 2000.0), (3.0, 0.0))
+    ]
+    seconds = [c.seconds for c in plan._timed(cells, pilot)]
+    assert math.isclose(sum(seconds), 3.0 + 8000.0 / 1000.0)
+    assert math.isclose(seconds[0], 3 * seconds[1]) and seconds[2] == 0.0

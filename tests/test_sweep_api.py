@@ -38,8 +38,8 @@ MAPPING = {
 
 def read_csv(path) -> pd.DataFrame:
     """A CSV of `experiments.analysis.results.write_csv` as pandas reads it: text kept as
-    text (``n/a`` and empty cells are not missing values), ``nan`` as NaN."""
-    return pd.read_csv(path, keep_default_na=False, na_values=["nan"])
+    text (``n/a`` is not a missing value), an empty field (not applicable) as NaN."""
+    return pd.read_csv(path, keep_default_na=False, na_values=[""])
 
 
 def test_run_returns_the_tables_the_cli_writes(tmp_path):

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from experiments import config
@@ -53,21 +54,27 @@ def mixed(tmp_path_factory) -> tuple[str, str]:
 
 # ----------------------------------------------------------------------------- end to end
 def test_mixed_k_equals_three_separate_sweeps(mixed, tmp_path):
+    """Each instance's rows are those of a sweep of it alone; the combined table has per-arm
+    columns up to the largest K, empty beyond a row's own K."""
     path, out = mixed
-    combined = _lines(os.path.join(out, "runs.csv"))
+    combined = _frame(os.path.join(out, "runs.csv"))
     separate = []
     for name in ("g3", "b8", "mu1"):
         one = str(tmp_path / name)
         assert cli.main(["--config", path, "--instances", name, "--out", one, "--quiet"]) == 0
-        lines = _lines(os.path.join(one, "runs.csv"))
-        assert lines[0] == combined[0]
-        separate += lines[1:]
-    assert combined[1:] == separate
-    assert len(separate) == 3 * 3  # three instances × one cell × three runs
-    rows = [line.split(",") for line in combined[1:]]
-    assert {r[0] for r in rows} == {"ttucb_b03"}  # the label, not the registry name
-    assert {r[7] for r in rows} == {"theory"}  # the algorithm's own threshold option
-    assert [r[4] for r in rows] == ["3"] * 3 + ["8"] * 3 + ["5"] * 3
+        separate.append(_frame(os.path.join(one, "runs.csv")))
+    together = pd.concat(separate, ignore_index=True)[combined.columns]
+    pd.testing.assert_frame_equal(combined, together, check_dtype=False)
+    assert len(combined) == 3 * 3  # three instances × one cell × three runs
+    assert set(combined["algorithm"]) == {"ttucb_b03"}  # the label, not the registry name
+    assert set(combined["threshold"]) == {"theory"}  # the algorithm's own threshold option
+    assert combined["K"].tolist() == [3] * 3 + [8] * 3 + [5] * 3
+    assert combined.loc[combined["K"] == 3, "count_3":"count_7"].isna().all().all()
+
+
+def _frame(path: str) -> pd.DataFrame:
+    """A runs.csv as pandas reads it: empty fields are NaN."""
+    return pd.read_csv(path, keep_default_na=False, na_values=[""])
 
 
 def test_rerun_from_sweep_json_is_identical(mixed, tmp_path):

@@ -4,15 +4,29 @@ The CSV is the single source of truth for figures and reports; the JSON sidecar 
 records how it was produced (package versions, JAX backend and devices, git commit, the full
 configuration, wall time, throughput).
 
-A run's final counts N_a are one column, ``counts``: the K integers separated by spaces in arm
-order (``"412 256 256"``, `format_counts`; `parse_counts` and `counts_matrix` read them back),
-since the instances of one sweep may have different K. They sum to ``tau`` (a censored run's:
-when it was cut). ``reported_tau`` is the stopping time the algorithm reports where it reports
-one other than τ (`jaxbai.base.ReportsSamples`: the published AdaP-TT's Σ_a 2^⌊log₂ N_a⌋), else
-−1. A CSV written before these columns existed reads with ``counts`` empty and
-``reported_tau`` −1 (`OPTIONAL_COLUMNS`).
+Per-arm columns. In the CSV (and in the DataFrames of `to_frame`) every per-arm quantity is one
+numeric column per arm, ``<prefix>_0 … <prefix>_{K−1}`` (`PER_ARM`: ``mu_a`` the instance's
+means, ``count_a`` a run's final counts N_a, ``proportion_a``, ``proportion_std_a`` and
+``omega_star_a`` of the summary), for a = 0 … K_max − 1 with K_max the largest K of the table;
+a row whose instance has fewer arms is empty (NaN) beyond its K. In memory, `read_csv` and
+`write_csv` hold each of them as one text cell, the K values separated by spaces in arm order
+(``"412 256 256"``, `format_counts`, `format_means`), which `parse_counts`, `counts_matrix` and
+`parse_means` read back: the ``means`` text is a cell's key. The counts sum to ``tau`` (a
+censored run's: when it was cut).
 
-Example:
+Not applicable is missing. A value that does not apply is NaN in memory and an empty field in
+the CSV (`OptionalInt` columns: ``recommendation`` of a censored run, ``rounds`` of a fully
+sequential algorithm, ``reported_tau`` of an algorithm that reports no stopping time other
+than τ; float columns such as an error rate without stopped runs). ``reported_tau`` is the
+stopping time the algorithm reports where it reports one other than τ
+(`jaxbai.base.ReportsSamples`: the published AdaP-TT's Σ_a 2^⌊log₂ N_a⌋). ``pandas.read_csv(path,
+keep_default_na=False, na_values=[""])`` reads a CSV of `write_csv` as `to_frame` gives its
+table (a plain ``pandas.read_csv`` also reads the ``threshold`` text ``n/a`` as NaN).
+
+Older CSVs read too: per-arm columns as one text column, −1 for not applicable, and no
+``counts`` or ``reported_tau`` columns (`OPTIONAL_COLUMNS`: read as missing).
+
+Examples:
     >>> table = {"algorithm": np.array(["ttucb"]), "tau": np.array([12])}
     >>> select(table, np.array([True]))["tau"].tolist()
     [12]
@@ -26,7 +40,7 @@ import json
 import os
 import platform
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -37,15 +51,21 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OPTIONAL_COLUMNS",
+    "PER_ARM",
     "RUN_COLUMNS",
+    "OptionalInt",
     "Table",
+    "arm_columns",
     "concat",
     "counts_matrix",
+    "dtype_of",
+    "file_columns",
     "format_counts",
     "format_means",
     "git_commit",
     "jax_environment",
     "num_rows",
+    "optional_ints",
     "package_versions",
     "parse_counts",
     "parse_csv_command",
@@ -61,6 +81,12 @@ __all__ = [
 Table = dict[str, np.ndarray]
 """Columns of equal length, by name."""
 
+
+class OptionalInt(float):
+    """Schema kind of an integer column whose value may not apply: float64 in memory with NaN
+    where it does not apply (`optional_ints`); in the CSV the integer or an empty field."""
+
+
 RUN_COLUMNS: dict[str, type] = {
     "algorithm": str,
     "privacy": str,
@@ -73,20 +99,63 @@ RUN_COLUMNS: dict[str, type] = {
     "seed": int,
     "run": int,
     "tau": int,
-    "recommendation": int,
+    "recommendation": OptionalInt,
     "correct": bool,
     "censored": bool,
-    "rounds": int,
+    "rounds": OptionalInt,
     "counts": str,
-    "reported_tau": int,
+    "reported_tau": OptionalInt,
 }
-"""Schema of the per-run CSV, in column order."""
+"""Schema of the per-run table, in column order (``means`` and ``counts``: `PER_ARM`)."""
 
-OPTIONAL_COLUMNS: dict[str, object] = {"counts": "", "reported_tau": -1}
-"""Columns of `RUN_COLUMNS` that `read_csv` fills with these values when a CSV lacks them (a
-CSV written before they existed)."""
+OPTIONAL_COLUMNS: dict[str, str] = {"counts": "", "reported_tau": ""}
+"""Columns of `RUN_COLUMNS` that `read_csv` fills with these fields (empty: missing) when a
+CSV lacks them (a CSV written before they existed)."""
 
-_PARSERS = {str: str, int: int, float: float, bool: lambda s: s == "True"}
+PER_ARM: dict[str, tuple[str, type]] = {
+    "means": ("mu", float),
+    "counts": ("count", int),
+    "proportions": ("proportion", float),
+    "proportions_std": ("proportion_std", float),
+    "omega_star": ("omega_star", float),
+}
+"""Per-arm columns (one text cell in memory) by name: the prefix of their CSV columns
+``<prefix>_0 … <prefix>_{K_max−1}`` and the type of one arm's value."""
+
+
+def optional_ints(values: np.ndarray) -> np.ndarray:
+    """Integers with a negative value (−1) for "not applicable" as float64 with NaN there.
+
+    >>> optional_ints(np.array([3, -1])).tolist()
+    [3.0, nan]
+    """
+    values = np.asarray(values, np.float64)
+    return np.where(values >= 0, values, np.nan)
+
+
+def _parse_float(text: str) -> float:
+    """A float field; empty is NaN."""
+    return float(text) if text.strip() else float("nan")
+
+
+def _parse_optional_int(text: str) -> float:
+    """An `OptionalInt` field: empty, ``nan`` or negative (an older CSV's −1) is NaN."""
+    value = _parse_float(text)
+    return value if value >= 0 else float("nan")
+
+
+_PARSERS = {
+    str: str,
+    int: int,
+    float: _parse_float,
+    bool: lambda s: s == "True",
+    OptionalInt: _parse_optional_int,
+}
+
+
+def dtype_of(kind: type) -> type:
+    """The numpy dtype of a column of schema kind ``kind`` in memory (text: object)."""
+    return {str: object, OptionalInt: np.float64}.get(kind, kind)
 
 
 def format_means(means: Sequence[float]) -> str:
@@ -130,6 +199,39 @@ def counts_matrix(column: np.ndarray) -> np.ndarray:
     return np.array(rows, np.int64).reshape(len(rows), -1)
 
 
+def arm_columns(name: str, cells: np.ndarray, width: int) -> dict[str, np.ndarray]:
+    """The per-arm columns ``<prefix>_0 … <prefix>_{width−1}`` of the text column ``name``
+    (`PER_ARM`), float64, NaN beyond a cell's values.
+
+    >>> {k: v.tolist() for k, v in arm_columns("counts", np.array(["3 1", "2 2 4"]), 3).items()}
+    {'count_0': [3.0, 2.0], 'count_1': [1.0, 2.0], 'count_2': [nan, 4.0]}
+    """
+    out = np.full((len(cells), width), np.nan)
+    for i, text in enumerate(cells.tolist()):
+        values = [float(x) for x in str(text).split()]
+        out[i, : len(values)] = values
+    return {f"{PER_ARM[name][0]}_{a}": out[:, a] for a in range(width)}
+
+
+def file_columns(table: Table, schema: Mapping[str, type]) -> dict[str, tuple[np.ndarray, type]]:
+    """The columns of ``table`` as the CSV holds them, with their schema kinds: those of
+    ``schema`` in order, a per-arm column (`PER_ARM`) as one column per arm up to the largest
+    K of the table (``K`` column, or the widest cell), of kind float or `OptionalInt`."""
+    widths = [int(k) for k in table.get("K", np.array([])).tolist()]
+    for name in set(schema) & set(PER_ARM) & set(table):
+        widths += [len(str(text).split()) for text in table[name].tolist()]
+    width = max(widths, default=0)
+    out: dict[str, tuple[np.ndarray, type]] = {}
+    for name, kind in schema.items():
+        if name in PER_ARM and name in table:
+            element = OptionalInt if PER_ARM[name][1] is int else float
+            for column, values in arm_columns(name, table[name], width).items():
+                out[column] = (values, element)
+        else:
+            out[name] = (table[name], kind)
+    return out
+
+
 def num_rows(table: Table) -> int:
     """Number of rows of a table."""
     return len(next(iter(table.values()))) if table else 0
@@ -154,20 +256,66 @@ def unique(values: np.ndarray) -> list:
     return [values[i] for i in sorted(first)]
 
 
-def write_csv(table: Table, path: str, columns: Sequence[str] | None = None) -> None:
-    """Write ``table`` as CSV (header + one line per row), atomically."""
-    columns = list(columns or table)
+def _field(value: object, kind: type | None) -> object:
+    """One CSV field: NaN (and a negative `OptionalInt`) empty, floats in shortest round-trip
+    form, an `OptionalInt` as an integer."""
+    if kind is OptionalInt:
+        value = float(value)
+        return str(int(value)) if value >= 0 else ""
+    if isinstance(value, float):
+        return repr(value) if value == value else ""
+    return value
+
+
+def write_csv(
+    table: Table, path: str, columns: Mapping[str, type] | Sequence[str] | None = None
+) -> None:
+    """Write ``table`` as CSV (header + one line per row), atomically: the columns of the
+    schema ``columns`` (names alone take their kinds from `RUN_COLUMNS`; default: all of
+    ``table``'s), per-arm columns one column per arm (`file_columns`)."""
+    if not isinstance(columns, Mapping):
+        columns = {name: RUN_COLUMNS.get(name) for name in (columns or table)}
+    flat = file_columns(table, columns)
+    kinds = [kind for _, kind in flat.values()]
     tmp = f"{path}.tmp"
     with open(tmp, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(columns)
-        for row in zip(*(table[c].tolist() for c in columns), strict=True):
-            writer.writerow([repr(v) if isinstance(v, float) else v for v in row])
+        writer.writerow(list(flat))
+        for row in zip(*(values.tolist() for values, _ in flat.values()), strict=True):
+            writer.writerow([_field(v, kind) for v, kind in zip(row, kinds, strict=True)])
     os.replace(tmp, path)
 
 
-def read_csv(path: str, schema: dict[str, type] | None = None) -> Table:
-    """Read a CSV written by `write_csv`; columns of ``schema`` get their types.
+def _arm_text(fields: Sequence[str], element: type) -> str:
+    """One per-arm text cell from its per-arm CSV fields (empty ones left out)."""
+    values = (float(x) for x in fields if x.strip())
+    return " ".join(repr(v) if element is float else str(int(v)) for v in values)
+
+
+def _text_fields(name: str, columns: dict[str, list[str]], rows: int) -> list[str] | None:
+    """The fields of column ``name`` in memory: its own CSV column (an older CSV's per-arm
+    text too), its per-arm CSV columns joined (`PER_ARM`), or `OPTIONAL_COLUMNS`' fill; None
+    where the CSV lacks it."""
+    if name in columns:
+        return columns[name]
+    if name in PER_ARM:
+        prefix, element = PER_ARM[name]
+        arms: list[list[str]] = []
+        while f"{prefix}_{len(arms)}" in columns:
+            arms.append(columns[f"{prefix}_{len(arms)}"])
+        if arms:
+            return [_arm_text(fields, element) for fields in zip(*arms, strict=True)]
+        if not rows:
+            return []
+    if name in OPTIONAL_COLUMNS:
+        return [OPTIONAL_COLUMNS[name]] * rows
+    return None
+
+
+def read_csv(path: str, schema: Mapping[str, type] | None = None) -> Table:
+    """Read a CSV written by `write_csv` (or an older one, module docstring): the columns of
+    ``schema`` (default `RUN_COLUMNS`) in order and of its kinds, per-arm columns as text
+    cells, then any other column as text.
 
     Raises:
         ValueError: a column of the schema is missing.
@@ -177,32 +325,42 @@ def read_csv(path: str, schema: dict[str, type] | None = None) -> Table:
         reader = csv.reader(f)
         header = next(reader)
         rows = list(reader)
-    missing = [c for c in schema if c not in header and c not in OPTIONAL_COLUMNS]
+    columns = {name: [row[i] for row in rows] for i, name in enumerate(header)}
+    fields = {name: _text_fields(name, columns, len(rows)) for name in schema}
+    missing = [name for name, values in fields.items() if values is None]
     if missing:
         raise ValueError(f"{path} lacks columns {missing}")
-    for name in schema:
-        if name not in header:  # an older CSV: the column's value for "not recorded"
-            header.append(name)
-            rows = [[*row, str(OPTIONAL_COLUMNS[name])] for row in rows]
     table: Table = {}
-    for i, name in enumerate(header):
-        kind = schema.get(name, str)
-        values = [_PARSERS[kind](row[i]) for row in rows]
-        dtype = object if kind is str else kind
-        table[name] = np.array(values, dtype=dtype)
+    for name, kind in schema.items():
+        values = [_PARSERS[kind](text) for text in fields[name]]
+        table[name] = np.array(values, dtype=dtype_of(kind))
+    arms = {f"{PER_ARM[name][0]}_" for name in schema if name in PER_ARM and name not in header}
+    for name in header:
+        if name not in table and name.rpartition("_")[0] + "_" not in arms:
+            table[name] = np.array(columns[name], dtype=object)
     return table
 
 
-def to_frame(table: Table, schema: dict[str, type]) -> pandas.DataFrame:
-    """``table`` as a pandas DataFrame with the columns of ``schema`` in order: text columns of
-    dtype object, the others int64, float64 or bool (the dtypes ``pandas.read_csv`` gives the
-    CSV of `write_csv` with ``keep_default_na=False, na_values=["nan"]``)."""
+def _frame_dtype(values: np.ndarray, kind: type | None) -> type:
+    """The dtype ``pandas.read_csv`` gives a column of `write_csv` (`to_frame`)."""
+    if kind is OptionalInt:
+        return np.float64 if np.isnan(optional_ints(values)).any() else np.int64
+    return {str: object, int: np.int64, float: np.float64, bool: np.bool_}.get(kind, object)
+
+
+def to_frame(table: Table, schema: Mapping[str, type]) -> pandas.DataFrame:
+    """``table`` as a pandas DataFrame with the columns of ``schema`` as the CSV of `write_csv`
+    holds them (per-arm columns one per arm, `file_columns`) and the dtypes
+    ``pandas.read_csv(path, keep_default_na=False, na_values=[""])`` gives that CSV: text
+    object, int64, float64, bool; an `OptionalInt` column (and a per-arm integer one) int64
+    where no value is missing, else float64 with NaN."""
     import pandas
 
-    dtypes = {str: object, int: np.int64, float: np.float64, bool: np.bool_}
-    return pandas.DataFrame(
-        {name: np.asarray(table[name], dtype=dtypes[kind]) for name, kind in schema.items()}
-    )
+    frame = {}
+    for name, (values, kind) in file_columns(table, schema).items():
+        values = optional_ints(values) if kind is OptionalInt else values
+        frame[name] = np.asarray(values, dtype=_frame_dtype(values, kind))
+    return pandas.DataFrame(frame)
 
 
 def parse_csv_command(

@@ -12,9 +12,10 @@ Conventions used throughout the reports:
   sample standard deviation, ``omega_star`` the allocation the algorithm targets
   (`target_allocation`; empty where none is known), ``omega_deviation`` the mean over runs of
   max_a |N_a/τ − ω*_a| and ``omega_deviation_of_mean`` max_a |mean(N_a/τ) − ω*_a| (NaN without
-  a target). Per-arm columns hold K numbers separated by spaces, in arm order.
+  a target). In memory per-arm columns hold K numbers separated by spaces, in arm order; the
+  CSV has one column per arm (`experiments.analysis.results.PER_ARM`).
 
-Example:
+Examples:
     >>> lo, hi = wilson_interval(0, 100)
     >>> round(lo, 3), round(hi, 4)
     (0.0, 0.037)
@@ -28,7 +29,15 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from experiments.analysis.results import RUN_COLUMNS, Table, counts_matrix, parse_means
+from experiments.analysis.results import (
+    RUN_COLUMNS,
+    OptionalInt,
+    Table,
+    counts_matrix,
+    dtype_of,
+    optional_ints,
+    parse_means,
+)
 
 if TYPE_CHECKING:
     from experiments.config import SweepConfig
@@ -72,7 +81,7 @@ SUMMARY_COLUMNS: dict[str, type] = {k: RUN_COLUMNS[k] for k in CELL_KEYS} | {
     "censored": int,
     "rounds_mean": float,
     "rounds_std": float,
-    "rounds_max": int,
+    "rounds_max": OptionalInt,
     "reported_mean": float,
     "proportions": str,
     "proportions_std": str,
@@ -81,7 +90,7 @@ SUMMARY_COLUMNS: dict[str, type] = {k: RUN_COLUMNS[k] for k in CELL_KEYS} | {
     "omega_deviation_of_mean": float,
 }
 """Schema of the per-cell summary table (error interval: 95% Wilson score). ``rounds_*``: the
-rounds of adaptivity C(τ) over the cell's runs (Appendix H); −1 for fully sequential algorithms.
+rounds of adaptivity C(τ) over the cell's runs (Appendix H); NaN for fully sequential algorithms.
 ``reported_mean``: mean of ``reported_tau`` (NaN where the algorithm reports none). The
 allocation columns are described in the module docstring."""
 
@@ -110,11 +119,11 @@ def summarize_runs(
     >>> s = summarize_runs(np.array([10, 20, 30]), np.ones(3, bool), np.zeros(3, bool),
     ...                    np.array([4, 5, 9]))
     >>> s["mean"], s["rounds_mean"], s["rounds_std"], s["rounds_max"]
-    (20.0, 6.0, 2.6457513110645907, 9)
+    (20.0, 6.0, 2.6457513110645907, 9.0)
     """
     tau = np.asarray(tau, np.float64)
     n = tau.size
-    rounds = np.full(n, -1) if rounds is None else np.asarray(rounds)
+    rounds = optional_ints(np.full(n, -1) if rounds is None else rounds)  # NaN: no rounds
     stopped = int((~censored).sum())
     errors = int((~censored & ~correct).sum())
     std = float(tau.std(ddof=1)) if n > 1 else 0.0
@@ -132,8 +141,8 @@ def summarize_runs(
         "error_hi": hi,
         "censored": int(censored.sum()),
         "rounds_mean": float(rounds.mean()),
-        "rounds_std": float(rounds.std(ddof=1)) if n > 1 else 0.0,
-        "rounds_max": int(rounds.max()),
+        "rounds_std": float(rounds.std(ddof=1) if n > 1 else rounds.sum() * 0.0),  # NaN: none
+        "rounds_max": float(rounds.max()),
     }
 
 
@@ -207,13 +216,13 @@ def summarize(table: Table, targets: Targets | None = None) -> Table:
         stats = summarize_runs(
             table["tau"][idx], table["correct"][idx], table["censored"][idx], table["rounds"][idx]
         )
-        reported = np.asarray(table["reported_tau"][idx] if "reported_tau" in table else -1.0)
-        stats["reported_mean"] = float(reported.mean()) if (reported >= 0).all() else math.nan
+        reported = optional_ints(table["reported_tau"][idx] if "reported_tau" in table else -1)
+        stats["reported_mean"] = float(reported.mean())  # NaN where one run reports none
         omega = targets.get((cell["algorithm"], cell["means"], float(cell["epsilon"])))
         stats |= summarize_allocations(_cell_counts(table, idx), table["tau"][idx], omega)
         rows.append(cell | stats)
     return {
-        name: np.array([r[name] for r in rows], dtype=object if kind is str else kind)
+        name: np.array([r[name] for r in rows], dtype=dtype_of(kind))
         for name, kind in SUMMARY_COLUMNS.items()
     }
 
@@ -293,7 +302,7 @@ def weighted_line(x: np.ndarray, y: np.ndarray, se: np.ndarray) -> tuple[Interva
     points scatter more than their standard errors (model misfit). None with fewer than three
     points.
 
-    Example:
+    Examples:
         >>> slope, a = weighted_line(np.arange(4.0), 1 + 2 * np.arange(4.0), np.ones(4))
         >>> round(slope.value, 9), round(a, 9)
         (2.0, 1.0)

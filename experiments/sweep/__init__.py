@@ -7,11 +7,13 @@ grid is a file too (``--config my_grid.toml``, schema in `experiments.config`), 
 (``--means 0.31 0.30 0.12``, ``--family gaussian --sigma 0.3``, ``--family beta``). Flags
 override the file's values. Output directory (``--out``, default ``results/<name>``):
 
-    runs.csv        one row per run (`experiments.analysis.results.RUN_COLUMNS`), with its final
-                    counts N_a (``counts``: K integers separated by spaces, since instances
-                    of one sweep may have different K) and ``reported_tau`` (the stopping time
-                    a `jaxbai.base.ReportsSamples` algorithm reports, e.g. the published
-                    AdaP-TT's Σ_a 2^⌊log₂ N_a⌋; −1 for every other algorithm)
+    runs.csv        one row per run (`experiments.analysis.results.RUN_COLUMNS`), with the
+                    means ``mu_0 …`` and its final counts N_a ``count_0 …``, one column per
+                    arm up to the largest K (empty beyond a row's K), and ``reported_tau``
+                    (the stopping time a `jaxbai.base.ReportsSamples` algorithm reports,
+                    e.g. the published AdaP-TT's Σ_a 2^⌊log₂ N_a⌋); what does not apply
+                    (that column of other algorithms, ``rounds`` of fully sequential ones,
+                    the recommendation of a censored run) is empty, never −1
     summary.csv     one row per cell: mean, std, se, median, error rate + 95% Wilson interval,
                     censored count, rounds of adaptivity (mean, std, max), mean reported
                     stopping time, mean empirical proportions N_a/τ (± std) against the

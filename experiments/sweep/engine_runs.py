@@ -8,17 +8,16 @@ columns of ``runs.csv``, `experiments.analysis.results.RUN_COLUMNS`); `engine_st
 their wall time and throughput. `check_kernel` refuses a fused-kernel grid before anything
 runs. `jaxbai` is imported when first needed.
 
-Example:
+Examples:
     >>> make_algorithm("dp_se", "theory").info.privacy
     'global'
     >>> reported_tau(make_algorithm("ttucb", "theory"), [[3, 4], [5, 6]])
-    array([-1, -1])
+    array([nan, nan])
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -30,15 +29,17 @@ from experiments.config.specs import AlgorithmSpec, InstanceSpec, instance_group
 
 if TYPE_CHECKING:  # at run time jaxbai is imported when first needed
     from jaxbai.base import Algorithm
-    from jaxbai.engine import GridResult
+    from jaxbai.engine import GridResult, Progress
 
 __all__ = [
     "check_kernel",
     "engine_stats",
     "make_algorithm",
     "reported_tau",
+    "restored_note",
     "run_algorithm",
     "run_table",
+    "total_runs",
     "unfinished",
 ]
 
@@ -55,13 +56,14 @@ def make_algorithm(name: str, threshold: str) -> Algorithm:
 
 def reported_tau(alg: Algorithm, counts: np.ndarray) -> np.ndarray:
     """``reported_tau`` of runs with final ``counts`` ``(n, K)``: the algorithm's
-    `jaxbai.base.ReportsSamples.reported_samples` where it has one, else −1 (int64 ``(n,)``)."""
+    `jaxbai.base.ReportsSamples.reported_samples` where it has one, else NaN (float64 ``(n,)``,
+    `experiments.analysis.results.OptionalInt`)."""
     from jaxbai.base import ReportsSamples
 
     counts = np.asarray(counts, np.int64)
     if not isinstance(alg, ReportsSamples):
-        return np.full(len(counts), -1, np.int64)
-    return np.asarray(alg.reported_samples(counts), np.int64).reshape(len(counts))
+        return np.full(len(counts), np.nan)
+    return np.asarray(alg.reported_samples(counts), np.float64).reshape(len(counts))
 
 
 def _instance_rows(
@@ -84,10 +86,10 @@ def _instance_rows(
         "seed": np.full(n, sweep_config.seed, np.int64),
         "run": np.asarray(jobs.run[rows], np.int64),
         "tau": np.asarray(res.tau[rows], np.int64),
-        "recommendation": np.asarray(res.recommendation[rows], np.int64),
+        "recommendation": results.optional_ints(res.recommendation[rows]),
         "correct": np.asarray(res.correct[rows], bool),
         "censored": np.asarray(res.censored[rows], bool),
-        "rounds": np.asarray(res.rounds[rows], np.int64),
+        "rounds": results.optional_ints(res.rounds[rows]),
         "counts": results.format_counts(counts),
         "reported_tau": reported_tau(alg, counts),
     }
@@ -110,12 +112,17 @@ def run_table(
     return results.concat([blocks[i] for i in range(len(sweep_config.instances))])
 
 
+def _grid_name(sweep_config: SweepConfig, label: str, group: tuple[int, ...]) -> str:
+    """``<label>``; with several groups, ``<label>.<family>-K<K>``."""
+    if len(instance_groups(sweep_config.instances)) == 1:
+        return label
+    first = sweep_config.instances[group[0]]
+    return f"{label}.{first.family}-K{first.num_arms}"
+
+
 def _checkpoint(sweep_config: SweepConfig, label: str, group: tuple[int, ...]) -> str:
     """``checkpoints/<label>.npz``; with several groups, one file per family and K."""
-    name = label
-    if len(instance_groups(sweep_config.instances)) > 1:
-        first = sweep_config.instances[group[0]]
-        name = f"{label}.{first.family}-K{first.num_arms}"
+    name = _grid_name(sweep_config, label, group)
     return os.path.join(sweep_config.out, "checkpoints", f"{name}.npz")
 
 
@@ -125,14 +132,15 @@ def run_algorithm(
     *,
     checkpoints: bool = True,
     resume: bool = False,
-    progress: bool = True,
+    progress: bool | Progress = True,
     chunk_steps: int = 1 << 15,
     max_chunks: int | None = None,
 ) -> list[GridResult]:
     """One engine grid per group of instances (same family and K), each with its checkpoint in
     ``sweep_config.out`` if ``checkpoints``; stops after a group that did not finish
-    (``max_chunks``). ``resume``, ``progress``, ``chunk_steps`` and ``max_chunks`` are those of
-    `run`."""
+    (``max_chunks``). ``resume``, ``chunk_steps`` and ``max_chunks`` are those of `run`;
+    ``progress``: a bar per grid, or a `jaxbai.engine.Progress` bar that follows them all
+    (named by the algorithm's label, and the family and K where there are several groups)."""
     from jaxbai import engine
 
     alg = spec.build(sweep_config.threshold)
@@ -141,8 +149,8 @@ def run_algorithm(
     for group in instance_groups(sweep_config.instances):
         instances = [sweep_config.instances[i].build() for i in group]
         jobs = engine.grid_jobs(instances, eps, sweep_config.deltas, sweep_config.runs)
-        if progress:
-            print(f"[{spec.label}] {len(jobs)} runs", file=sys.stderr)
+        if isinstance(progress, engine.Progress):
+            progress.name = _grid_name(sweep_config, spec.label, group)
         res = engine.run_grid(
             alg,
             jobs,
@@ -162,6 +170,33 @@ def run_algorithm(
         if unfinished(res):
             break
     return grid_results
+
+
+def total_runs(sweep_config: SweepConfig) -> int:
+    """The runs of every algorithm's grids (instances × its ε × δ × runs)."""
+    epsilons = sum(len(sweep_config.epsilons_for(spec)) for spec in sweep_config.algorithms)
+    return len(sweep_config.instances) * epsilons * len(sweep_config.deltas) * sweep_config.runs
+
+
+def restored_note(sweep_config: SweepConfig) -> str:
+    """The line a resumed sweep prints: the cells (and runs) its checkpoints hold as finished
+    (`jaxbai.engine.finished_jobs`; checked when each grid runs)."""
+    from jaxbai import engine
+
+    runs, cells = 0, 0
+    for spec in sweep_config.algorithms:
+        for group in instance_groups(sweep_config.instances):
+            done = engine.finished_jobs(_checkpoint(sweep_config, spec.label, group))
+            size = len(group) * len(sweep_config.epsilons_for(spec)) * len(sweep_config.deltas)
+            if done is not None and done.size == size * sweep_config.runs:
+                runs += int(done.sum())
+                cells += int(done.reshape(size, sweep_config.runs).all(axis=1).sum())
+    total = total_runs(sweep_config)
+    where = os.path.join(sweep_config.out, "checkpoints")
+    return (
+        f"resume: restored {cells} of {total // sweep_config.runs} cells ({runs} of {total} "
+        f"runs) from {where}"
+    )
 
 
 def check_kernel(sweep_config: SweepConfig) -> None:
