@@ -64,7 +64,6 @@ PALETTE = tuple(
     Style(color, marker)
     for marker in ("o", "s", "D", "^", "v", "P", "X", "*")
     for color in (
-        "black",
         "tab:blue",
         "tab:orange",
         "tab:green",
@@ -77,7 +76,9 @@ PALETTE = tuple(
     )
 )
 """The styles `register` assigns, in order, to entries registered without one: the first
-that no registered entry has (80 in all, then they repeat)."""
+that no registered entry has (72 in all, then they repeat). None is black or grey: those are
+left to the figures' reference curves and to TTUCB, so a plugin's curve is never mistaken for
+them."""
 
 
 @dataclasses.dataclass(frozen=True)

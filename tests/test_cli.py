@@ -128,6 +128,34 @@ def test_benchmark_sizes_are_presets(suite, capsys):
     assert "--preset {quick,full}" in text
 
 
+@pytest.mark.parametrize(
+    ("argv", "suite", "rest"),
+    [
+        (["--preset", "quick", "kernels"], "kernels", ["--preset", "quick"]),
+        (["trial", "--window", "3"], "trial", ["--window", "3"]),
+        (
+            ["--out=x.json", "ablation", "--steps", "4"],
+            "ablation",
+            ["--out=x.json", "--steps", "4"],
+        ),
+    ],
+)
+def test_a_benchmark_suite_runs_wherever_its_name_stands(argv, suite, rest, monkeypatch):
+    calls = []
+    for name in SUITES:
+        if name != "workloads":
+            module = importlib.import_module(f"experiments.bench.{name}")
+            monkeypatch.setattr(module, "main", lambda a, name=name: calls.append((name, a)) or 0)
+    assert resolve(ENTRY_POINTS["experiments.bench"])(argv) == 0
+    assert calls == [(suite, rest)]
+
+
+def test_two_benchmark_suites_are_refused(capsys):
+    with pytest.raises(SystemExit):
+        resolve(ENTRY_POINTS["experiments.bench"])(["workloads", "--preset", "quick", "kernels"])
+    assert "one suite at a time" in capsys.readouterr().err
+
+
 def test_every_study_writes_under_results_by_default():
     from experiments.studies.cli import build_parser
 

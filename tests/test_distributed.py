@@ -26,6 +26,7 @@ import jaxbai
 from experiments.sweep import cli, distributed
 from jaxbai import engine
 from jaxbai.engine import _distributed
+from jaxbai.engine._checkpoint import empty_results
 
 NAMES = ("ttucb", "adap_tt_star", "dp_se")
 
@@ -74,6 +75,22 @@ def test_checkpoint_shards_are_pooled(tmp_path):
     np.testing.assert_array_equal(pooled["tau"], [0, 101, 0, 103])
     engine.write_checkpoint(engine.shard_path(path, 5), "other grid", results[0])
     with pytest.raises(ValueError, match="different grid"):
+        engine.read_checkpoint(path, "f", 4, 3)
+
+
+def test_finished_jobs_skips_a_shard_of_another_size(tmp_path):
+    """What a resume would restore: a shard of another number of jobs (which `read_checkpoint`
+    refuses) neither joins the pool nor replaces it, whichever file comes first."""
+    path = str(tmp_path / "grid.npz")
+    four, six = empty_results(4, 3), empty_results(6, 3)
+    four["done"][1] = six["done"][[0, 5]] = True
+    engine.write_checkpoint(engine.shard_path(path, 0), "f", four)
+    engine.write_checkpoint(engine.shard_path(path, 1), "f", six)
+    assert engine.finished_jobs(path, 4).tolist() == [False, True, False, False]
+    assert engine.finished_jobs(path, 6).tolist() == [True, False, False, False, False, True]
+    assert engine.finished_jobs(path, 5) is None
+    assert engine.finished_jobs(path).tolist() == [False, True, False, False]  # the first file
+    with pytest.raises(ValueError, match="not 4 jobs"):
         engine.read_checkpoint(path, "f", 4, 3)
 
 

@@ -4,6 +4,7 @@ the PDFs; claims outside a sweep's regime listed once, every "fails" linked to i
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 
@@ -61,6 +62,10 @@ def test_intervals_on_a_log_axis_with_a_large_spread_stay_positive_and_finite():
     assert summary["mean"][row] - 1.96 * summary["se"][row] < 0, "the case the test is about"
     lo, hi = plot.mean_interval(summary["mean"], summary["se"])
     assert np.all((lo > 0) & (lo < summary["mean"]) & (summary["mean"] < hi) & np.isfinite(hi))
+    lo, hi = plot.mean_interval(np.array([100.0, 100.0, -1.0]), np.array([np.inf, np.nan, 1.0]))
+    np.testing.assert_array_equal(lo[:2], [100.0, 100.0])  # se not finite: the mean itself
+    np.testing.assert_array_equal(hi[:2], [100.0, 100.0])
+    assert np.isnan(lo[2]) and np.isnan(hi[2])  # a mean that is not positive
     ax = Figure().subplots()
     ax.set_yscale("log")
     for algorithm in ("adap_tt", "dp_se"):
@@ -123,6 +128,26 @@ def test_user_labels_get_a_colour_and_a_marker_of_their_own():
     assert not any(_achromatic(styles[a].color) for a in labels[4:])
 
 
+@pytest.fixture
+def plugin_algorithm():
+    """A plugin algorithm registered without a style (unregistered afterwards)."""
+    name = "plugin_figure_alg"
+    jaxbai.register(name, lambda **o: dataclasses.replace(jaxbai.adap_tt(**o), name=name))
+    try:
+        yield name
+    finally:
+        jaxbai.unregister(name)
+
+
+def test_a_plugin_registered_without_a_style_is_never_black_or_grey(plugin_algorithm):
+    """Black and grey are TTUCB's and the reference curves': a registration without a style
+    takes a chromatic one, and the figures keep it."""
+    styles = plot.styles([plugin_algorithm], {})
+    assert not _achromatic(styles[plugin_algorithm].color)
+    assert styles[plugin_algorithm] == jaxbai.ALGORITHMS[plugin_algorithm].style
+    assert not any(_achromatic(s.color) for s in jaxbai.registry.PALETTE)
+
+
 def test_more_labels_than_colours_and_markers_still_get_styles():
     """Past the free colours and markers (a narrowed-algorithms sweep draws 20 and more) the
     styles repeat cyclically; they used to index past the markers (IndexError)."""
@@ -147,11 +172,11 @@ def test_pngs_are_saved_at_200_dpi_beside_the_pdfs(tmp_path):
         assert image.info["dpi"][0] == pytest.approx(200, abs=0.5)
 
 
-def _report(*cells) -> str:
+def _report(*cells, where: str | None = None) -> str:
     summary = _summary(*cells)
     switch = {("i", "local"): 1.0, ("i", "global"): 0.1}
     ctx = report.Context(summary, switch, np.full(len(summary["mean"]), 50.0))
-    return report.render(report.evaluate(ctx), ctx, "runs.csv")
+    return report.render(report.evaluate(ctx), ctx, "runs.csv", where=where)
 
 
 def test_a_global_only_sweep_lists_the_local_claims_once_as_not_applicable():
@@ -162,21 +187,25 @@ def test_a_global_only_sweep_lists_the_local_claims_once_as_not_applicable():
     assert len(lines) == 1 and "L1, L2" in lines[0] and "CTB-TT" in lines[0]
 
 
-def _anchors(page: str) -> set[str]:
+def _anchors(path: str) -> set[str]:
     """Heading slugs of a docs page (as the toc extension makes them)."""
-    with open(os.path.join(DOCS, page), encoding="utf-8") as f:
+    with open(path, encoding="utf-8") as f:
         headings = [line.lstrip("#").strip() for line in f if line.startswith("#")]
     return {re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", h).strip().lower()) for h in headings}
 
 
-def test_every_fails_links_to_the_paragraph_that_explains_it():
+@pytest.mark.parametrize("where", ["results/quick", None])
+def test_every_fails_links_to_the_paragraph_that_explains_it(where):
     """AdaP-TT* slower than AdaP-TT at high privacy (G5, documented) and wrong answers (A1,
-    not documented: the link goes to the claim's cells)."""
+    not documented: the link goes to the claim's cells); a link to the docs resolves from the
+    directory the report is written into (None: the repository root)."""
+    folder = os.path.join(os.path.dirname(DOCS), where or "")
     slow = (30000, 31000)
     text = _report(
         *[("adap_tt", e, (1000, 1100)) for e in (0.01, 0.03)],
         *[("adap_tt_star", e, slow) for e in (0.01, 0.03)],
         ("ttucb", 1.0, (1000, 1100, 1050, 1020), -1, 3),
+        where=where and folder,
     )
     rows = {line.split(" | ")[0][2:]: line for line in text.splitlines() if line.startswith("| ")}
     failing = [key for key, line in rows.items() if "**fails**" in line]
@@ -188,6 +217,7 @@ def test_every_fails_links_to_the_paragraph_that_explains_it():
         if target.startswith("#"):
             assert f'<a id="{target[1:]}"></a>' in text
         else:
-            page, anchor = target.removeprefix("docs/").split("#")
-            assert anchor in _anchors(page), target
+            page, anchor = target.split("#")
+            path = os.path.normpath(os.path.join(folder, page))
+            assert os.path.isfile(path) and anchor in _anchors(path), target
     assert "adap-tt-star-ablation.md" in rows["G5"] and "#evidence-a1" in rows["A1"]

@@ -126,19 +126,26 @@ def test_notebook_runs(name, tmp_path, monkeypatch):
     client.execute()
     for cell in nb.cells:
         if cell.cell_type == "code":
-            bars = [o for o in cell.outputs if PROGRESS.search(output_text(o))]
-            assert len(bars) <= 1, f"{name}: a cell stores {len(bars)} progress outputs"
+            streamed = streamed_bars(cell.outputs)
+            assert not streamed, f"{name}: a progress bar written as text: {streamed[0]!r}"
 
 
 PROGRESS = re.compile(r"\d+/\d+ runs")
 """What a progress bar's text shows (`jaxbai.engine.Progress`)."""
 
 
-def output_text(output: dict) -> str:
-    """The text a notebook output shows: a stream's, or a display's plain text."""
-    return output.get("text", "") or output.get("data", {}).get("text/plain", "")
+def streamed_bars(outputs: list[dict]) -> list[str]:
+    """The stream outputs (text appended per write) that show a progress bar: a bar must be
+    one display output updated in place, however many bars a cell shows (one per grid)."""
+    return [
+        o.get("text", "")
+        for o in outputs
+        if o.get("output_type") == "stream" and PROGRESS.search(o.get("text", ""))
+    ]
 
 
-def test_a_bar_per_update_would_fail():
+def test_a_bar_written_as_text_fails_and_one_display_per_grid_passes():
     updates = [{"output_type": "stream", "name": "stderr", "text": f"{i}/4 runs"} for i in (1, 2)]
-    assert sum(bool(PROGRESS.search(output_text(o))) for o in updates) == 2
+    assert len(streamed_bars(updates)) == 2
+    two_grids = [{"output_type": "display_data", "data": {"text/plain": "4/4 runs"}}] * 2
+    assert streamed_bars(two_grids) == []

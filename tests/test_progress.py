@@ -54,6 +54,33 @@ def test_grid_eta_waits_for_the_longest_run_in_the_tail():
     assert Measured().rate() is None and measured.rate() == pytest.approx(1000.0)
 
 
+class Recorder(Progress):
+    """A bar that shows nothing and records what each update would show."""
+
+    def __init__(self) -> None:
+        super().__init__(0, enabled=False)
+        self.updates: list[tuple[int, int, float | None]] = []
+
+    def update(self, done: int, samples: int = 0, rate: float | None = None, eta=None) -> None:
+        self.updates.append((done, samples, rate))
+
+
+def test_the_bar_counts_the_samples_of_running_jobs_not_idle_lanes():
+    # 2 runs in a pool of 32 lanes per device, at most 16 steps a chunk: the running jobs draw
+    # at most 32 samples a chunk, where the pool runs 512 lane-steps or more
+    bar, runs, steps = Recorder(), 2, 16
+    jobs = jaxbai.engine.grid_jobs(jaxbai.bernoulli([0.7, 0.3]), float("inf"), 0.01, runs)
+    result = jaxbai.engine.run_grid(
+        jaxbai.ttucb(), jobs, lanes_per_device=32, chunk_steps=steps, refill_every=steps,
+        progress=bar,
+    )  # fmt: skip
+    drawn = [samples for _, samples, _ in bar.updates]
+    assert len(drawn) > 2 and drawn[-1] == int(result.tau.sum())
+    assert all(0 <= b - a <= runs * steps for a, b in zip([0, *drawn], drawn, strict=False))
+    assert result.lane_steps > 2 * drawn[-1]  # idle lanes stepped: not counted as samples
+    assert all(rate is None or rate > 0 for _, _, rate in bar.updates)
+
+
 def test_the_bar_shows_the_stage_and_an_eta_only_when_known(capsys):
     with Progress(10, label="p: ") as bar:
         bar.name = "ttucb"

@@ -143,7 +143,7 @@ def global_claims(ctx: Context) -> list[Claim]:
         return applicable(ctx, explained(made, cells, adap_tt_star, every), *needs)
 
     pair = ((adap_tt_star,), (adap_tt,))
-    everywhere = lambda r: at_most(r, 1.0)  # noqa: E731
+    at_most_one = lambda r: at_most(r, 1.0)  # noqa: E731
     return [
         claim(
             "G1",
@@ -180,7 +180,7 @@ def global_claims(ctx: Context) -> list[Claim]:
         claim(
             "G5",
             f"Global, high privacy (ε < ε_s): {star} ≤ {ada}",
-            ratio_cells(ctx, adap_tt_star, adap_tt, high, everywhere),
+            ratio_cells(ctx, adap_tt_star, adap_tt, high, at_most_one),
             "τ* / τ",
             *pair,
             every=True,
@@ -188,7 +188,7 @@ def global_claims(ctx: Context) -> list[Claim]:
         claim(
             "G6",
             f"Global, every ε: {both_names} ≤ {dpse}",
-            both(lambda a: ratio_cells(ctx, a, dp_se, lambda i, e: True, everywhere)),
+            both(lambda a: ratio_cells(ctx, a, dp_se, lambda i, e: True, at_most_one)),
             f"τ / τ_{dpse}",
             private,
             (dp_se,),

@@ -20,6 +20,7 @@ import math
 import os
 from collections.abc import Sequence
 
+import experiments
 from experiments import config
 from experiments.analysis import overlay, results, rounds, stats
 from experiments.analysis.claims import context_from_runs, evaluate
@@ -46,6 +47,7 @@ __all__ = [
     "claims_table",
     "combine",
     "context_from_runs",
+    "docs_prefix",
     "evaluate",
     "not_applicable",
     "render",
@@ -60,27 +62,41 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("*", "\\*")
 
 
-DOCS = "docs/"
-"""Where a report's links to the docs pages point (relative to the repository root)."""
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(experiments.__file__)))
+"""The repository root: the directory that holds the `experiments` package and docs/."""
 
 
-def _verdict(claim: Claim) -> str:
+def docs_prefix(where: str | None = None) -> str:
+    """How a report written into directory ``where`` links to the repository's docs pages
+    (None: a report read from the repository root).
+
+    Examples:
+        >>> docs_prefix(), docs_prefix(os.path.join(ROOT, "results", "quick"))
+        ('docs/', '../../docs/')
+    """
+    docs = os.path.relpath(os.path.join(ROOT, "docs"), os.path.abspath(where or ROOT))
+    return docs.replace(os.sep, "/") + "/"
+
+
+def _verdict(claim: Claim, docs: str) -> str:
     """The verdict cell: a failing claim links to the paragraph that explains it (its
-    `Claim.explanation` in the docs, else its per-cell evidence below the table)."""
+    `Claim.explanation` in the docs, whose links start with ``docs``, else its per-cell
+    evidence below the table)."""
     if claim.verdict != FAILS:
         return f"**{claim.verdict}**"
     if claim.explanation:
-        return f"**fails** ([explained]({DOCS}{claim.explanation}))"
+        return f"**fails** ([explained]({docs}{claim.explanation}))"
     return f"**fails** ([cells](#evidence-{claim.key.lower()}))"
 
 
-def claims_table(claims: Sequence[Claim]) -> str:
-    """The applicable claims as a Markdown table (`not_applicable` lists the others)."""
+def claims_table(claims: Sequence[Claim], docs: str = "docs/") -> str:
+    """The applicable claims as a Markdown table (`not_applicable` lists the others); links to
+    the docs pages start with ``docs`` (`docs_prefix`)."""
     lines = ["| # | claim | measured evidence | verdict |", "| --- | --- | --- | --- |"]
     for c in claims:
         if c.verdict != NOT_APPLICABLE:
             statement, evidence = _md_escape(c.statement), _md_escape(c.evidence)
-            lines.append(f"| {c.key} | {statement} | {evidence} | {_verdict(c)} |")
+            lines.append(f"| {c.key} | {statement} | {evidence} | {_verdict(c, docs)} |")
     return "\n".join(lines)
 
 
@@ -189,10 +205,12 @@ def render(
     ctx: Context,
     source: str,
     allocations: results.Table | None = None,
+    where: str | None = None,
 ) -> str:
     """The full Markdown report: conventions, claims table, theory per instance family, regime
     switches, rounds of adaptivity, allocations (``allocations``: a summary with ω*, else the
-    context's), per-cell details."""
+    context's), per-cell details; ``where``: the directory it is written into, which its links
+    to the docs pages are relative to (None: the repository root)."""
     s = ctx.summary
     runs = sorted(set(s["runs"].tolist()))
     total_censored = int(s["censored"].sum())
@@ -208,9 +226,9 @@ def render(
         "the points scatter more than their errors). Low privacy: ε ≥ 10 ε_s; high privacy: "
         "ε < ε_s; slopes at high privacy: ε ≤ ε_s/2, with ε_s = `jaxbai.theory.regime_switch`. "
         "Cells with censored runs are inconclusive in comparisons. A failing claim links to the "
-        "paragraph that explains it (links to docs/ are relative to the repository root).",
+        "paragraph that explains it in the repository's docs/ or to its cells below.",
         "",
-        claims_table(claims),
+        claims_table(claims, docs_prefix(where)),
         *not_applicable(claims),
         "",
         "## Theory by instance family",
@@ -240,10 +258,13 @@ def render(
 
 
 def report_from_table(
-    table: results.Table, sweep_config: config.SweepConfig | None, name: str = "runs.csv"
+    table: results.Table,
+    sweep_config: config.SweepConfig | None,
+    name: str = "runs.csv",
+    where: str | None = None,
 ) -> tuple[str, list[Claim]]:
     """(Markdown report, claims) of a run table (`experiments.analysis.results.RUN_COLUMNS`)
-    named ``name`` in the report.
+    named ``name`` in the report, to be written into directory ``where`` (`render`).
 
     Instance families and algorithm options come from ``sweep_config``; without it, every
     instance is taken as Bernoulli and every algorithm as its registry entry (and said so).
@@ -252,7 +273,7 @@ def report_from_table(
     claims = evaluate(ctx)
     targets = stats.allocation_targets(table, stats.algorithms_of(sweep_config))
     allocations = stats.summarize(table, targets)
-    text = render(claims, ctx, name, allocations)
+    text = render(claims, ctx, name, allocations, where)
     if sweep_config is None:
         text += (
             "\nNo sweep.json with a configuration next to the CSV: every instance was taken as "
@@ -262,10 +283,12 @@ def report_from_table(
 
 
 def report_from_csv(
-    path: str, sweep_config: config.SweepConfig | None = None
+    path: str, sweep_config: config.SweepConfig | None = None, where: str | None = None
 ) -> tuple[str, list[Claim]]:
-    """(Markdown report, claims) of a run CSV (`report_from_table`); the configuration is
-    ``sweep_config``, else the ``sweep.json`` next to the CSV (`experiments.config.load_sidecar`).
+    """(Markdown report, claims) of a run CSV (`report_from_table`), to be written into
+    directory ``where``; the configuration is ``sweep_config``, else the ``sweep.json`` next to
+    the CSV (`experiments.config.load_sidecar`).
     """
     sweep_config = sweep_config or config.load_sidecar(path)
-    return report_from_table(results.read_csv(path), sweep_config, os.path.basename(path))
+    table = results.read_csv(path)
+    return report_from_table(table, sweep_config, os.path.basename(path), where)

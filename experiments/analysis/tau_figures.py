@@ -243,7 +243,8 @@ def mean_interval(mean: np.ndarray, se: np.ndarray) -> tuple[np.ndarray, np.ndar
     """
     mean, se = np.asarray(mean, float), np.asarray(se, float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        half = np.minimum(np.nan_to_num(Z95 * se / mean, nan=0.0), MAX_LOG_HALF_WIDTH)
+        half = np.where(np.isfinite(se), np.nan_to_num(Z95 * se / mean, nan=0.0), 0.0)
+    half = np.minimum(half, MAX_LOG_HALF_WIDTH)
     mean = np.where(mean > 0, mean, np.nan)
     return mean * np.exp(-half), mean * np.exp(half)
 

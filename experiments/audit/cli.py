@@ -22,12 +22,6 @@ from experiments.audit.table import EPSILONS, audit_row, markdown, plot, rows
 __all__ = ["DESCRIPTION", "main"]
 
 
-def _configure_devices(device: str | None) -> None:
-    """Every CPU core as a JAX device (before JAX starts a backend), as the other CLIs do."""
-    if device != "gpu" and "XLA_FLAGS" not in os.environ:
-        os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={os.cpu_count()}"
-
-
 DESCRIPTION = """\
 Privacy audit of every private mechanism and algorithm: for each claimed ε, the certified
 lower bound ε_lower at 95% confidence from samples of neighbouring inputs (mechanisms) or
@@ -75,7 +69,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.runs < 2 or args.samples < 2 or min(args.epsilons) <= 0:
         parser.error("--runs and --samples must be >= 2 and every epsilon > 0")
-    _configure_devices(args.device)
     start = time.perf_counter()
     records = []
     for row in rows(args.planted):

@@ -106,22 +106,46 @@ def parser_for(suite: str, out: str) -> argparse.ArgumentParser:
     return parser
 
 
-def write_report(report: dict[str, Any], out: str, text: str) -> int:
-    """Write ``report`` as JSON to ``out``, print ``text`` (its table); exit status 0."""
+def write_report(report: dict[str, Any], out: str, text: str = "") -> int:
+    """Write ``report`` as JSON to ``out``, print ``text`` (its table; none if empty); exit
+    status 0."""
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as f:
         json.dump(report, f, indent=2, default=float)
-    print(text)
+    if text:
+        print(text)
     print(f"written {out}")
     return 0
 
 
+def _suite_position(argv: list[str]) -> int | None:
+    """Where the suite's name stands in ``argv``: the first word of `SUITES` that is not an
+    option's value (every option of the benchmarks but ``-h``/``--help`` takes one), or None.
+
+    Examples:
+        >>> _suite_position(["--preset", "quick", "kernels"]), _suite_position(["--out", "trial"])
+        (2, None)
+    """
+    takes_value = False
+    for position, word in enumerate(argv):
+        if takes_value:
+            takes_value = False
+        elif word.startswith("-"):
+            takes_value = "=" not in word and word not in ("-h", "--help")
+        elif word in SUITES:
+            return position
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m experiments.bench [SUITE] ...``: run a suite (``argv``: the command line
-    without the program name; None: ``sys.argv[1:]``); returns the exit code."""
+    without the program name; None: ``sys.argv[1:]``; the suite's name may stand anywhere
+    among the options); returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in SUITES and argv[0] != "workloads":
-        return importlib.import_module(f"experiments.bench.{argv[0]}").main(argv[1:])
+    position = _suite_position(argv)
+    suite = "workloads" if position is None else argv.pop(position)
+    if suite != "workloads":
+        return importlib.import_module(f"experiments.bench.{suite}").main(argv)
     from jaxbai.engine import KERNELS
 
     parser = parser_for("workloads", os.path.join("results", "bench.json"))
@@ -141,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         "interpreted on a CPU (default: %(default)s)",
     )
     args = parser.parse_args(argv)
+    if args.suite != "workloads":  # a second suite's name after the first
+        parser.error(f"one suite at a time: {suite} and {args.suite}")
     import jax
 
     from jaxbai import engine

@@ -175,7 +175,7 @@ def delta_check(runs: int, directory: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     """``python -m experiments.bench trial``: run the load benchmark (and the δ check if
     asked); print and write JSON. Returns the exit code (2: bad arguments)."""
-    from experiments.bench.cli import suite_parser
+    from experiments.bench.cli import suite_parser, write_report
 
     parser = suite_parser("trial")
     add = parser.add_argument
@@ -201,7 +201,4 @@ def main(argv: list[str] | None = None) -> int:
         report = {"load": load(args.participants, args.window, tmp)}
         if args.delta_runs:
             report["delta"] = delta_check(args.delta_runs, tmp)
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
-    print(f"written {args.out}")
-    return 0
+    return write_report(report, args.out)

@@ -25,8 +25,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     program name; None: ``sys.argv[1:]``); returns the exit code."""
     out_help = "Markdown output (default: report.md next to the CSV)"
     args = results.parse_csv_command("experiments.report", DESCRIPTION, out_help, argv)
-    text, _ = report.report_from_csv(args.csv)
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.csv)), "report.md")
+    text, _ = report.report_from_csv(args.csv, where=os.path.dirname(os.path.abspath(out)))
     with open(out, "w") as f:
         f.write(text + "\n")
     print(text)

@@ -5,9 +5,11 @@ One subcommand per study (`STUDIES`), each a thin layer over its module: ``adap-
 (`experiments.studies.published_code`), ``ratio-challenger``
 (`experiments.studies.ratio_challenger`), ``dp-tt`` (`experiments.studies.dp_tt`) and
 ``dp-tt-theory`` (`experiments.studies.dp_tt_theory`). Every study takes ``--out`` (default
-``results/<study>``) and ``--seed``; the measured ones ``--runs``, ``--instances`` and
-``--epsilons`` too. The study modules are imported when `main` builds the parser (for their
-default grids), not when this module is.
+``results/<study>``) and each but ``dp-tt-theory`` (which draws nothing) ``--seed``;
+``--runs``, ``--instances`` and ``--epsilons`` are taken by ``adap-tt-star-ablation``,
+``published-code`` and ``dp-tt``, ``--runs`` alone by ``ratio-challenger``, ``--instances``
+and ``--epsilons`` by ``dp-tt-theory``. The study modules are imported when `main` builds the
+parser (for their default grids), not when this module is.
 
 Examples:
     >>> sorted(STUDIES)[:2]
@@ -70,15 +72,19 @@ STUDIES = {
 """Subcommand → (one-line help, description)."""
 
 
-def _common(parser: argparse.ArgumentParser, study: str, seed: int) -> None:
-    """``--out`` (default ``results/<study>``) and ``--seed``."""
+def _common(parser: argparse.ArgumentParser, study: str, seed: int | None) -> None:
+    """``--out`` (default ``results/<study>``) and ``--seed`` (None: a study that draws
+    nothing, without one)."""
     parser.add_argument(
         "--out",
         default=os.path.join("results", study),
         metavar="DIR",
         help="output directory (default: %(default)s)",
     )
-    parser.add_argument("--seed", type=int, default=seed, help="master seed (default: %(default)s)")
+    if seed is not None:
+        parser.add_argument(
+            "--seed", type=int, default=seed, help="master seed (default: %(default)s)"
+        )
 
 
 def _measured(
@@ -295,12 +301,7 @@ def _dp_tt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
 def _theory_options(parser: argparse.ArgumentParser) -> None:
     from experiments.studies import dp_tt_theory as study
 
-    parser.add_argument(
-        "--out",
-        default=os.path.join("results", "dp-tt-theory"),
-        metavar="DIR",
-        help="output directory (default: %(default)s)",
-    )
+    _common(parser, "dp-tt-theory", None)
     add = parser.add_argument
     add(
         "--delta", type=float, default=study.DELTA, help="risk δ in (0, 1/3) (default: %(default)s)"

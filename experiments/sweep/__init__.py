@@ -1,7 +1,7 @@
 """Run a grid: one engine grid per algorithm (and per K), then CSV, summary, JSON, figures, report.
 
 ``python -m experiments.sweep`` (no arguments) runs the ``quick`` preset: global DP on mu1 and
-mu2, TTUCB, AdaP-TT, AdaP-TT* and DP-SE at a few ε, 100 runs — a few minutes on two CPU cores.
+mu2, TTUCB, AdaP-TT, AdaP-TT* and DP-SE at a few ε, 100 runs — about a minute on two CPU cores.
 The presets are the experiment files of ``experiments/config/grids/`` (see ``--help``); your own
 grid is a file too (``--config my_grid.toml``, schema in `experiments.config`), or inline instances
 (``--means 0.31 0.30 0.12``, ``--family gaussian --sigma 0.3``, ``--family beta``). Flags

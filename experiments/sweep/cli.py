@@ -59,7 +59,7 @@ the grid exactly), figures/ (PNG and PDF), report.md (the claims of Section 5 wi
 verdicts) and checkpoints/ (--resume continues from them).
 
 Without arguments it runs the quick preset: global DP on mu1 and mu2, a few algorithms
-at a few ε, 100 runs (a few minutes on two CPU cores). The grid comes from a preset
+at a few ε, 100 runs (about a minute on two CPU cores). The grid comes from a preset
 (--preset) or an experiment file (--config FILE.toml; docs/experiments.md has the
 schema); the grid options below override its values. --means (with --family) adds an
 instance of your own. --plan prints the predicted cost instead of running.
@@ -188,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="replace an earlier sweep's results in --out (refused without this or --resume)",
     )
     plugins.add_argument(run)
-    run.add_argument("--quiet", action="store_true", help="no progress lines")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument(
         "--plan",
         action="store_true",

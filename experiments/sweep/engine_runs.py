@@ -186,9 +186,10 @@ def restored_note(sweep_config: SweepConfig) -> str:
     runs, cells = 0, 0
     for spec in sweep_config.algorithms:
         for group in instance_groups(sweep_config.instances):
-            done = engine.finished_jobs(_checkpoint(sweep_config, spec.label, group))
             size = len(group) * len(sweep_config.epsilons_for(spec)) * len(sweep_config.deltas)
-            if done is not None and done.size == size * sweep_config.runs:
+            checkpoint = _checkpoint(sweep_config, spec.label, group)
+            done = engine.finished_jobs(checkpoint, size * sweep_config.runs)
+            if done is not None:
                 runs += int(done.sum())
                 cells += int(done.reshape(size, sweep_config.runs).all(axis=1).sum())
     total = total_runs(sweep_config)

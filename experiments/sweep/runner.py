@@ -194,7 +194,8 @@ def run(
             table, stats.allocation_targets(table, stats.algorithms_of(sweep_config))
         )
         figures = plot.draw_figures(summary, sweep_config)
-        text, claims = report.report_from_table(table, sweep_config, "runs.csv")
+        where = sweep_config.out if out is not None else None  # report.md's directory
+        text, claims = report.report_from_table(table, sweep_config, "runs.csv", where)
         paths: dict[str, object] = {}
         if writes:
             record = sweep_record(

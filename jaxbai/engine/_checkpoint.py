@@ -178,10 +178,17 @@ def _read_file(file: str, num_jobs: int, num_arms: int) -> tuple[str, dict[str, 
     return found
 
 
-def finished_jobs(path: str) -> np.ndarray | None:
+def finished_jobs(path: str, num_jobs: int | None = None) -> np.ndarray | None:
     """Which jobs a checkpoint and its shards (`shard_path`) hold as finished, pooled; None
     without a readable file. Unchecked (to say what a resume restores): `read_checkpoint`
-    checks the files when the grid runs."""
+    checks the files when the grid runs, and refuses one that cannot be read or is not of
+    ``num_jobs`` jobs; here such a file is skipped. ``num_jobs``: the grid's jobs (None: as
+    many as the first readable file holds).
+
+    Examples:
+        >>> finished_jobs("no such checkpoint.npz") is None
+        True
+    """
     done = None
     for file in _checkpoint_files(path):
         try:
@@ -189,7 +196,9 @@ def finished_jobs(path: str) -> np.ndarray | None:
                 found = np.asarray(data["done"], bool)
         except (OSError, *_DAMAGED):
             continue
-        done = found if done is None or done.shape != found.shape else done | found
+        first = found.shape if done is None else done.shape
+        if found.shape == (first if num_jobs is None else (num_jobs,)):
+            done = found if done is None else done | found
     return done
 
 

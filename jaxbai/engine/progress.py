@@ -6,13 +6,14 @@ sweep passes its own bar to every grid). Its description names the stage: ``comp
 until the first chunk of a grid returns, then ``running``; a caller may add its own (a sweep:
 ``writing figures and report``). "elapsed" counts from the bar's start, compilation included.
 
-The ETA is the current grid's (`grid_eta`): the samples still to draw at the rate measured on
-the chunks that ran without compiling (`Measured`), or the longest run left at one lane's rate
-if that is longer (the tail of a grid). The samples still to draw are estimated
-(`expected_samples`): each unfinished run's `jaxbai.engine.predicted_cost` scaled by the
-samples per unit of cost of the runs already finished (restored ones included), capped at the
-budget. Until a run has finished, and until a chunk has run after compilation, there is no
-honest estimate and the bar shows none.
+The rate is the samples the running jobs drew per second (idle lanes draw none), measured on the
+chunks that ran without compiling (`Measured`). The ETA is the current grid's (`grid_eta`): the
+samples still to draw at that rate, or the longest run left at one lane's rate if that is longer
+(the tail of a grid; a lower bound on the tail, see `grid_eta`). The samples still to draw
+are estimated (`expected_samples`): each unfinished run's `jaxbai.engine.predicted_cost`
+scaled by the samples per unit of cost of the runs already finished (restored ones included),
+capped at the budget. Until a run has finished, and until a chunk has run after compilation,
+there is no honest estimate and the bar shows none.
 """
 
 from __future__ import annotations
@@ -73,8 +74,8 @@ class Measured(NamedTuple):
 
     Attributes:
         seconds: their wall time.
-        pool: samples drawn by the whole lane pool (lane-steps, idle lanes included).
-        lane: samples drawn by one lane (steps).
+        pool: samples drawn by the jobs running in the lane pool (idle lanes draw none).
+        lane: samples one lane can draw (its steps).
     """
 
     seconds: float = 0.0
@@ -86,21 +87,25 @@ class Measured(NamedTuple):
         return Measured(self.seconds + seconds, self.pool + pool, self.lane + lane)
 
     def rate(self) -> float | None:
-        """The pool's samples per second (None: nothing measured yet)."""
+        """Samples drawn by the running jobs per second (None: nothing measured yet)."""
         return self.pool / self.seconds if self.seconds > 0 and self.pool > 0 else None
 
 
 def grid_eta(
     expected: np.ndarray | None, worked: tuple[float, float], measured: Measured
 ) -> float | None:
-    """The grid's ETA: the larger of all the work left at the pool's rate and the longest run
+    """The grid's ETA: the larger of all the work left at the measured rate and the longest run
     left at one lane's rate (the tail, where few lanes are busy). None as `eta_seconds`, and
     when no run is left.
 
+    The tail part is a lower bound for the expected longest run: it counts that run as having
+    drawn ``worked[1]``, the steps of a lane since the grid started, and a run that started
+    later has drawn fewer.
+
     Args:
         expected: `expected_samples` of the unfinished runs (None: unknown; empty: none left).
-        worked: samples drawn so far by the unfinished runs (lane-steps not spent on finished
-            runs) and by one lane (its steps): the part of ``expected`` already done.
+        worked: samples drawn so far by the unfinished runs (those in the lanes) and the steps of
+            one lane: the part of ``expected`` already done, of all of it and of its longest.
         measured: the chunks that ran without compiling.
 
     Examples:
@@ -171,7 +176,7 @@ class Progress:
     """
 
     def __init__(self, total_runs: int, *, enabled: bool = True, label: str = "") -> None:
-        self.enabled, self.label, self.name = enabled, label, ""
+        self.label, self.name = label, ""
         self._base = self._runs = 0
         self._bar = None
         if enabled:

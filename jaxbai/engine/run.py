@@ -39,6 +39,7 @@ from jaxbai.engine._shared import SharedDeltas
 from jaxbai.engine.fused_kernel import resolve_kernel
 from jaxbai.engine.jobs import Jobs
 from jaxbai.engine.lane_program import (
+    Lanes,
     advance,
     collect,
     device_tables,
@@ -108,6 +109,13 @@ def _samples(units: np.ndarray, results: dict[str, np.ndarray]) -> int:
     if units.ndim == 1:
         return int(tau[done].sum())
     return int(tau.max(axis=1)[done.all(axis=1)].sum())
+
+
+def _in_flight(lanes: Lanes, width: int) -> int:
+    """Samples drawn so far by the runs now in the lanes (their n; an idle lane, whose job index
+    is ``width``, holds none)."""
+    job, n = jax.device_get((lanes.job, lanes.state.n))
+    return int(np.asarray(n, np.int64)[np.asarray(job) < width].sum())
 
 
 def _samples_per_step(alg: Algorithm) -> int:
@@ -332,7 +340,8 @@ def _run_pending(
         initial_carry(alg, num_arms, settings.seed, table, lanes_per_device, num_devices), sharding
     )
     eta = partial(_eta, predicted_cost(alg.info.privacy, jobs), pending, settings.max_samples)
-    lane_steps, lane_length, chunks = 0, 0, 0
+    lane_steps, lane_length, chunks, drawn = 0, 0, 0, 0
+    width = table.run.shape[0] // num_devices
     measured, compiling = Measured(), True
     per_step = _samples_per_step(alg)
     refill_every = max(1, settings.refill_every // per_step)
@@ -354,26 +363,25 @@ def _run_pending(
                 settings.kernel,
             )
             steps = np.asarray(jax.device_get(iterations)) * per_step
-            work = (int(steps.sum()) * lanes_per_device, int(steps.max()))
-            lane_steps, lane_length, chunks = (
-                lane_steps + work[0],
-                lane_length + work[1],
-                chunks + 1,
-            )
+            lane_steps += int(steps.sum()) * lanes_per_device
+            lane_length, chunks = lane_length + int(steps.max()), chunks + 1
+            collect(carry[1], order, results)
+            samples, in_flight = _samples(pending, results), _in_flight(carry[0], width)
+            drawn, chunk_samples = samples + in_flight, samples + in_flight - drawn
             if compiling:  # the rate is measured on the chunks that did not compile
                 settings.progress.stage("running")
             else:
-                measured = measured.add(time.perf_counter() - began, *work)
+                measured = measured.add(
+                    time.perf_counter() - began, chunk_samples, int(steps.max())
+                )
             compiling = False
             if measured.seconds >= settings.shrink_after:
                 carry, lanes = shrink_pool(carry, table, num_devices, sharding)
                 if lanes != lanes_per_device:  # a smaller program: compiled once
                     settings.progress.stage("compiling a smaller lane pool")
                 compiling, lanes_per_device = lanes != lanes_per_device, lanes
-            collect(carry[1], order, results)
-            samples = _samples(pending, results)
-            rate, left = eta(results, (lane_steps, lane_length, samples), measured)
-            settings.progress.update(int(results["done"].sum()), samples, rate, left)
+            rate, left = eta(results, (in_flight, lane_length), measured)
+            settings.progress.update(int(results["done"].sum()), drawn, rate, left)
             if settings.checkpoint and time.perf_counter() - last_write > settings.checkpoint_every:
                 write_checkpoint(settings.checkpoint, settings.fingerprint, results)
                 last_write = time.perf_counter()
@@ -392,20 +400,19 @@ def _eta(
     pending: np.ndarray,
     max_samples: int,
     results: dict[str, np.ndarray],
-    work: tuple[int, int, int],
+    worked: tuple[int, int],
     measured: Measured,
 ) -> tuple[float | None, float | None]:
-    """(samples/s of the compiled program, ETA in seconds) of the ``pending`` units
+    """(samples/s drawn by the running jobs, ETA in seconds) of the ``pending`` units
     (`grid_eta`).
 
-    ``cost``: every job's `predicted_cost`; ``work``: (lane-steps, steps of one lane, samples of
-    the finished pending units) so far in this call; ``measured``: the chunks that ran without
-    compiling. None where not measured or not known yet.
+    ``cost``: every job's `predicted_cost`; ``worked``: (samples drawn so far by the runs in the
+    lanes, steps of one lane in this call); ``measured``: the chunks that ran without compiling.
+    None where not measured or not known yet.
     """
     first = pending if pending.ndim == 1 else pending[:, 0]  # a trajectory's longest job
     unfinished = first[~results["done"][first]]
     expected = expected_samples(cost, results["tau"], results["done"], unfinished, max_samples)
-    worked = (max(work[0] - work[2], 0), work[1])
     return measured.rate(), grid_eta(expected, worked, measured)
 
 
