@@ -171,7 +171,7 @@ def test_two_processes_equal_one_and_resume_after_a_death(tmp_path, env):
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         err = processes[1].err
-        if b"process 1/2: adap_tt_star: running" in err:  # its first chunk has returned
+        if b"process 1/2: adap_tt_star: compiling" in err:  # the second grid has begun
             break
         assert processes[1].proc.poll() is None, err.decode()[-3000:]
         time.sleep(0.05)

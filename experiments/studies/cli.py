@@ -97,8 +97,20 @@ def _measured(
 ) -> None:
     """`_common`, then ``--runs``, ``--instances`` and ``--epsilons`` with the study's defaults."""
     _common(parser, study, seed)
+    parser.add_argument(
+        "--runs", type=int, default=runs, help="runs per cell (default: %(default)s)"
+    )
+    _cells(parser, instances, epsilons, "privacy budgets ε")
+
+
+def _cells(
+    parser: argparse.ArgumentParser,
+    instances: Sequence[str],
+    epsilons: Sequence[float],
+    epsilons_help: str,
+) -> None:
+    """``--instances`` and ``--epsilons`` with the study's defaults."""
     add = parser.add_argument
-    add("--runs", type=int, default=runs, help="runs per cell (default: %(default)s)")
     add(
         "--instances",
         nargs="+",
@@ -112,7 +124,7 @@ def _measured(
         type=float,
         default=list(epsilons),
         metavar="EPS",
-        help="privacy budgets ε (default: %(default)s)",
+        help=f"{epsilons_help} (default: %(default)s)",
     )
 
 
@@ -306,21 +318,7 @@ def _theory_options(parser: argparse.ArgumentParser) -> None:
     add(
         "--delta", type=float, default=study.DELTA, help="risk δ in (0, 1/3) (default: %(default)s)"
     )
-    add(
-        "--instances",
-        nargs="+",
-        default=list(study.INSTANCES),
-        metavar="NAME",
-        help="paper instances, mu1 to mu6 (default: %(default)s)",
-    )
-    add(
-        "--epsilons",
-        nargs="+",
-        type=float,
-        default=list(study.EPSILONS),
-        metavar="EPS",
-        help="privacy budgets ε, inf allowed (default: %(default)s)",
-    )
+    _cells(parser, study.INSTANCES, study.EPSILONS, "privacy budgets ε, inf allowed")
 
 
 def _theory(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
