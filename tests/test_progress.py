@@ -61,6 +61,10 @@ class Recorder(Progress):
         super().__init__(0, enabled=False)
         self.updates: list[tuple[int, int, float | None]] = []
 
+    @property
+    def shown(self) -> bool:  # the engine computes what a bar shows only for a shown bar
+        return True
+
     def update(self, done: int, samples: int = 0, rate: float | None = None, eta=None) -> None:
         self.updates.append((done, samples, rate))
 

@@ -196,6 +196,11 @@ class Progress:
     ) -> None:
         self.close()
 
+    @property
+    def shown(self) -> bool:
+        """Whether the bar shows anything (enabled and not closed)."""
+        return self._bar is not None
+
     def stage(self, text: str, postfix: str | None = None) -> None:
         """Show ``text`` as the stage (after the grid's name, if one is set), and ``postfix``
         after the counts if given (``""``: none)."""

@@ -339,8 +339,10 @@ def _run_pending(
     carry = jax.device_put(
         initial_carry(alg, num_arms, settings.seed, table, lanes_per_device, num_devices), sharding
     )
-    eta = partial(_eta, predicted_cost(alg.info.privacy, jobs), pending, settings.max_samples)
-    lane_steps, lane_length, chunks, drawn = 0, 0, 0, 0
+    shown = settings.progress.shown
+    if shown:
+        eta = partial(_eta, predicted_cost(alg.info.privacy, jobs), pending, settings.max_samples)
+    lane_steps, lane_length, chunks, drawn, in_flight, chunk_samples = 0, 0, 0, 0, 0, 0
     width = table.run.shape[0] // num_devices
     measured, compiling = Measured(), True
     per_step = _samples_per_step(alg)
@@ -366,8 +368,9 @@ def _run_pending(
             lane_steps += int(steps.sum()) * lanes_per_device
             lane_length, chunks = lane_length + int(steps.max()), chunks + 1
             collect(carry[1], order, results)
-            samples, in_flight = _samples(pending, results), _in_flight(carry[0], width)
-            drawn, chunk_samples = samples + in_flight, samples + in_flight - drawn
+            if shown:  # the samples of the runs in the lanes: one more transfer, for the bar
+                samples, in_flight = _samples(pending, results), _in_flight(carry[0], width)
+                drawn, chunk_samples = samples + in_flight, samples + in_flight - drawn
             if compiling:  # the rate is measured on the chunks that did not compile
                 settings.progress.stage("running")
             else:
@@ -380,8 +383,9 @@ def _run_pending(
                 if lanes != lanes_per_device:  # a smaller program: compiled once
                     settings.progress.stage("compiling a smaller lane pool")
                 compiling, lanes_per_device = lanes != lanes_per_device, lanes
-            rate, left = eta(results, (in_flight, lane_length), measured)
-            settings.progress.update(int(results["done"].sum()), drawn, rate, left)
+            if shown:
+                rate, left = eta(results, (in_flight, lane_length), measured)
+                settings.progress.update(int(results["done"].sum()), drawn, rate, left)
             if settings.checkpoint and time.perf_counter() - last_write > settings.checkpoint_every:
                 write_checkpoint(settings.checkpoint, settings.fingerprint, results)
                 last_write = time.perf_counter()
