@@ -21,6 +21,8 @@ if TYPE_CHECKING:  # pandas is imported when `SimulationResult.to_frame` is firs
 
 __all__ = [
     "SimulationResult",
+    "frame_ints",
+    "optional_ints",
     "simulate",
 ]
 
@@ -73,21 +75,38 @@ class SimulationResult(NamedTuple):
             "delta": self.delta.reshape(size).astype(np.float64),
             "run": np.broadcast_to(np.arange(self.tau.shape[-1]), self.tau.shape).reshape(size),
             "tau": self.tau.reshape(size).astype(np.int64),
-            "recommendation": _missing(self.recommendation.reshape(size)),
+            "recommendation": frame_ints(self.recommendation.reshape(size)),
             "correct": self.correct.reshape(size).astype(bool),
             "censored": self.censored.reshape(size).astype(bool),
-            "rounds": _missing(self.rounds.reshape(size)),
+            "rounds": frame_ints(self.rounds.reshape(size)),
         }
         counts = self.counts.reshape(size, -1).astype(np.int64)
         columns |= {f"count_{a}": counts[:, a] for a in range(counts.shape[1])}
         return pandas.DataFrame(columns)
 
 
-def _missing(values: np.ndarray) -> np.ndarray:
-    """Integers with −1 for "not applicable": int64 if none is negative, else float64 with NaN
-    there."""
-    values = np.asarray(values, np.int64)
-    return values if (values >= 0).all() else np.where(values >= 0, values, np.nan)
+def optional_ints(values: ArrayLike) -> np.ndarray:
+    """Integers where a negative value (the engine's −1) or NaN means "not applicable", as
+    float64 with NaN there.
+
+    Examples:
+        >>> optional_ints(np.array([3, -1])).tolist()
+        [3.0, nan]
+    """
+    values = np.asarray(values, np.float64)
+    return np.where(values >= 0, values, np.nan)
+
+
+def frame_ints(values: ArrayLike) -> np.ndarray:
+    """An `optional_ints` column as a DataFrame holds it: int64 where no value is missing,
+    else float64 with NaN (the dtypes ``pandas.read_csv`` gives such a column).
+
+    Examples:
+        >>> frame_ints(np.array([3, 1])).dtype, frame_ints(np.array([3, -1])).dtype
+        (dtype('int64'), dtype('float64'))
+    """
+    values = optional_ints(values)
+    return values if np.isnan(values).any() else values.astype(np.int64)
 
 
 def simulate(

@@ -46,6 +46,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from jaxbai.simulation import frame_ints
+
 if TYPE_CHECKING:
     import pandas
 
@@ -65,7 +67,6 @@ __all__ = [
     "git_commit",
     "jax_environment",
     "num_rows",
-    "optional_ints",
     "package_versions",
     "parse_counts",
     "parse_csv_command",
@@ -84,7 +85,8 @@ Table = dict[str, np.ndarray]
 
 class OptionalInt(float):
     """Schema kind of an integer column whose value may not apply: float64 in memory with NaN
-    where it does not apply (`optional_ints`); in the CSV the integer or an empty field."""
+    where it does not apply (`jaxbai.simulation.optional_ints`); in the CSV the integer or an
+    empty field."""
 
 
 RUN_COLUMNS: dict[str, type] = {
@@ -121,16 +123,6 @@ PER_ARM: dict[str, tuple[str, type]] = {
 }
 """Per-arm columns (one text cell in memory) by name: the prefix of their CSV columns
 ``<prefix>_0 … <prefix>_{K_max−1}`` and the type of one arm's value."""
-
-
-def optional_ints(values: np.ndarray) -> np.ndarray:
-    """Integers with a negative value (−1) for "not applicable" as float64 with NaN there.
-
-    >>> optional_ints(np.array([3, -1])).tolist()
-    [3.0, nan]
-    """
-    values = np.asarray(values, np.float64)
-    return np.where(values >= 0, values, np.nan)
 
 
 def _parse_float(text: str) -> float:
@@ -341,11 +333,12 @@ def read_csv(path: str, schema: Mapping[str, type] | None = None) -> Table:
     return table
 
 
-def _frame_dtype(values: np.ndarray, kind: type | None) -> type:
-    """The dtype ``pandas.read_csv`` gives a column of `write_csv` (`to_frame`)."""
+def _frame_column(values: np.ndarray, kind: type | None) -> np.ndarray:
+    """A column of `write_csv` with the dtype ``pandas.read_csv`` gives it (`to_frame`)."""
     if kind is OptionalInt:
-        return np.float64 if np.isnan(optional_ints(values)).any() else np.int64
-    return {str: object, int: np.int64, float: np.float64, bool: np.bool_}.get(kind, object)
+        return frame_ints(values)
+    dtype = {str: object, int: np.int64, float: np.float64, bool: np.bool_}.get(kind, object)
+    return np.asarray(values, dtype=dtype)
 
 
 def to_frame(table: Table, schema: Mapping[str, type]) -> pandas.DataFrame:
@@ -358,8 +351,7 @@ def to_frame(table: Table, schema: Mapping[str, type]) -> pandas.DataFrame:
 
     frame = {}
     for name, (values, kind) in file_columns(table, schema).items():
-        values = optional_ints(values) if kind is OptionalInt else values
-        frame[name] = np.asarray(values, dtype=_frame_dtype(values, kind))
+        frame[name] = _frame_column(values, kind)
     return pandas.DataFrame(frame)
 
 

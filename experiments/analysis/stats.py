@@ -35,9 +35,9 @@ from experiments.analysis.results import (
     Table,
     counts_matrix,
     dtype_of,
-    optional_ints,
     parse_means,
 )
+from jaxbai.simulation import optional_ints
 
 if TYPE_CHECKING:
     from experiments.config import SweepConfig

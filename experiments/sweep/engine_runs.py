@@ -26,6 +26,7 @@ import numpy as np
 from experiments.analysis import results
 from experiments.config import SweepConfig
 from experiments.config.specs import AlgorithmSpec, InstanceSpec, instance_groups
+from jaxbai.simulation import optional_ints
 
 if TYPE_CHECKING:  # at run time jaxbai is imported when first needed
     from jaxbai.base import Algorithm
@@ -86,10 +87,10 @@ def _instance_rows(
         "seed": np.full(n, sweep_config.seed, np.int64),
         "run": np.asarray(jobs.run[rows], np.int64),
         "tau": np.asarray(res.tau[rows], np.int64),
-        "recommendation": results.optional_ints(res.recommendation[rows]),
+        "recommendation": optional_ints(res.recommendation[rows]),
         "correct": np.asarray(res.correct[rows], bool),
         "censored": np.asarray(res.censored[rows], bool),
-        "rounds": results.optional_ints(res.rounds[rows]),
+        "rounds": optional_ints(res.rounds[rows]),
         "counts": results.format_counts(counts),
         "reported_tau": reported_tau(alg, counts),
     }
