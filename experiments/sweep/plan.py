@@ -300,12 +300,9 @@ def recompilations(lanes: int, seconds: float) -> int:
         >>> recompilations(256, 60.0), recompilations(32, 60.0), recompilations(256, 1.0)
         (3, 1, 0)
     """
-    import inspect
-
     from jaxbai import engine
 
-    shrink_after = inspect.signature(engine.run_grid).parameters["shrink_after"].default
-    return int(math.log(lanes / 4, 4) + 1e-9) if seconds > shrink_after else 0
+    return int(math.log(lanes / 4, 4) + 1e-9) if seconds > engine.SHRINK_AFTER_S else 0
 
 
 def _timed(cells: list[Cell], pilot: _Pilot) -> list[Cell]:

@@ -88,7 +88,7 @@ from jaxbai.engine.prepare import (
     with_shared_deltas,
 )
 from jaxbai.engine.progress import Progress
-from jaxbai.engine.run import GridResult, run_grid, run_vmap
+from jaxbai.engine.run import SHRINK_AFTER_S, GridResult, run_grid, run_vmap
 
 __all__ = [
     "BLOCK_LANES",
@@ -96,6 +96,7 @@ __all__ = [
     "DRAWS",
     "KERNELS",
     "SHARED_DELTA",
+    "SHRINK_AFTER_S",
     "GridResult",
     "Jobs",
     "Progress",

@@ -58,7 +58,10 @@ from jaxbai.engine.prepare import (
 )
 from jaxbai.engine.progress import Measured, Progress, expected_samples, grid_eta
 
-__all__ = ["GridResult", "run_grid", "run_vmap"]
+__all__ = ["SHRINK_AFTER_S", "GridResult", "run_grid", "run_vmap"]
+
+SHRINK_AFTER_S = 5.0
+"""`run_grid`'s default ``shrink_after``: seconds of compiled chunks before tail compaction."""
 
 
 class GridResult(NamedTuple):
@@ -141,7 +144,7 @@ def run_grid(
     checkpoint_every: float = 30.0,
     progress: bool | Progress = False,
     max_chunks: int | None = None,
-    shrink_after: float = 5.0,
+    shrink_after: float = SHRINK_AFTER_S,
 ) -> GridResult:
     """Run every job of a grid to completion with lane refill; see `jaxbai.engine`.
 
