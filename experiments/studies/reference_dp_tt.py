@@ -3,7 +3,7 @@
 Written from the specification jaxbai implements (docs/dp-tt.md, docs/semantics.md §34),
 independently of `jaxbai` (it imports nothing from it): Python floats (double precision), loops,
 and its own minimisation of the private transportation cost (a golden-section search on the
-convex objective, not jaxbai's bisection on its slope).
+convex objective, not jaxbai's closed-form minimiser).
 
 * ``observations[a][j]``: the j-th reward of arm a, in [0, 1];
 * ``laplace[a][i]``: standard Lap(1) draws; the i-th noisy increment of arm a (its first pull,
@@ -27,19 +27,26 @@ double precision."""
 
 # ----------------------------------------------------------------------------- divergences
 def g(mu: float, epsilon: float) -> float:
-    """g_ε(μ) = μ e^ε / (μ (e^ε − 1) + 1), as μ / (μ + (1 − μ) e^{−ε}) (no overflow)."""
+    """g_ε(μ) = μ e^ε / (μ (e^ε − 1) + 1), as μ / (μ + (1 − μ) e^{−ε}) (no overflow); 1 at ε = ∞
+    (no privacy: d⁺_∞ is kl, μ = 0 included)."""
+    if math.isinf(epsilon):
+        return 1.0
     if mu <= 0:
         return 0.0
     return mu / (mu + (1 - mu) * math.exp(-epsilon))
 
 
 def d_plus(mu: float, x: float, epsilon: float) -> float:
-    """d⁺_ε(μ, x): 0 if x ≤ μ; kl(μ, x) up to g_ε(μ); −log(1 − x(1 − e^{−ε})) − εμ beyond."""
+    """d⁺_ε(μ, x): 0 if x ≤ μ; kl(μ, x) up to g_ε(μ); −log(1 − x(1 − e^{−ε})) − εμ beyond
+    (the log as log1p(x expm1(−ε)) while that product is small, else as log((1 − x) + x e^{−ε}):
+    accurate at every ε from 1e-12 up)."""
     if x <= mu:
         return 0.0
     if x <= g(mu, epsilon):
         return kl(mu, x)
-    return -math.log(1 - x * (1 - math.exp(-epsilon))) - epsilon * mu
+    moved = x * math.expm1(-epsilon)
+    log = math.log1p(moved) if moved >= -0.5 else math.log((1 - x) + x * math.exp(-epsilon))
+    return -log - epsilon * mu
 
 
 def d_minus(mu: float, x: float, epsilon: float) -> float:
@@ -47,11 +54,9 @@ def d_minus(mu: float, x: float, epsilon: float) -> float:
     return d_plus(1 - mu, 1 - x, epsilon)
 
 
-def private_cost(mu_i: float, mu_j: float, w_i: float, w_j: float, epsilon: float) -> float:
-    """C*_ε(i, j) = inf_x w_i d⁻_ε(μ_i, x) + w_j d⁺_ε(μ_j, x), 0 where μ_i ≤ μ_j; golden-section
-    search over [μ_j, μ_i], where the objective is convex."""
-    if mu_i <= mu_j:
-        return 0.0
+def private_argmin(mu_i: float, mu_j: float, w_i: float, w_j: float, epsilon: float) -> float:
+    """A minimiser over [μ_j, μ_i] of w_i d⁻_ε(μ_i, x) + w_j d⁺_ε(μ_j, x) (μ_i > μ_j): golden-
+    section search, where the objective is convex, then the best of the bracket and the ends."""
 
     def objective(x: float) -> float:
         return w_i * d_minus(mu_i, x, epsilon) + w_j * d_plus(mu_j, x, epsilon)
@@ -64,7 +69,16 @@ def private_cost(mu_i: float, mu_j: float, w_i: float, w_j: float, epsilon: floa
             hi = right
         else:
             lo = left
-    return min(objective(lo), objective(hi), objective((lo + hi) / 2))
+    return min((lo, hi, (lo + hi) / 2, mu_j, mu_i), key=objective)
+
+
+def private_cost(mu_i: float, mu_j: float, w_i: float, w_j: float, epsilon: float) -> float:
+    """C*_ε(i, j) = inf_x w_i d⁻_ε(μ_i, x) + w_j d⁺_ε(μ_j, x), 0 where μ_i ≤ μ_j
+    (`private_argmin`)."""
+    if mu_i <= mu_j:
+        return 0.0
+    x = private_argmin(mu_i, mu_j, w_i, w_j, epsilon)
+    return w_i * d_minus(mu_i, x, epsilon) + w_j * d_plus(mu_j, x, epsilon)
 
 
 # ----------------------------------------------------------------------------- thresholds

@@ -154,12 +154,14 @@ def heuristic_tilde(mu_a, mu_b, w_a, w_b, delta, epsilon, sigma2) -> float:
 
 
 def kl(p: float, q: float) -> float:
-    """Bernoulli KL(p, q), with 0 log 0 = 0."""
+    """Bernoulli KL(p, q), with 0 log 0 = 0; log1p of the exact differences, so near ties keep
+    their relative accuracy (each term's error is ~1e-16 |p − q|, not ~1e-16); infinite where q
+    is 0 or 1 and p is not."""
     total = 0.0
     if p > 0:
-        total += p * math.log(p / q)
+        total += p * math.log1p((p - q) / q) if q > 0 else math.inf
     if p < 1:
-        total += (1 - p) * math.log((1 - p) / (1 - q))
+        total += (1 - p) * math.log1p((q - p) / (1 - q)) if q < 1 else math.inf
     return total
 
 

@@ -14,7 +14,7 @@ How it is solved (one compiled program, batched over instances and ε):
 
 * **Primal (optax).** Adam on the logits of ω maximises a soft-min (temperature annealed) of the
   per-alternative costs; the inner infimum is exact: closed form (weighted mean) for Bernoulli
-  KL, Gaussian KL and TV², both endpoints for TV, a fixed-step bisection for the convex private
+  KL, Gaussian KL and TV², both endpoints for TV, the closed-form minimiser of the convex private
   cost (`jaxbai.theory.private_cost`), a dense grid refined by golden-section search
   at its two best local minima for the non-convex local-DP cost.
 * **Dual certificate.** For any finite set of alternatives (a dense grid of x per challenger plus
@@ -153,7 +153,7 @@ def _rows(
     elif kind == "tv":
         xr = jnp.stack([mu, jnp.broadcast_to(mb, mu.shape)], axis=1)
     elif kind == "private":
-        xr = _private_argmin(mb, mu, wb, omega, prm.epsilon)[:, None]
+        xr = _private_argmin(mb, mu, wb, omega, prm.epsilon)[0][0][:, None]
     else:  # closed form: the weighted mean minimises KL (exp. family), Gaussian KL and TV²
         xr = ((wb * mb + omega * mu) / jnp.maximum(wb + omega, jnp.finfo(mu.dtype).tiny))[:, None]
     # a fine geometric comb around each exact minimiser, so that the restricted game of the

@@ -45,7 +45,7 @@ def _unit(mu: jax.Array) -> jax.Array:
 
 def cost_private_bernoulli(mu_a, mu_b, w_a, w_b, params: TopTwoParams) -> jax.Array:
     """C*_ε(a, b, μ, w) = inf_x w_a d⁻_ε(μ_a, x) + w_b d⁺_ε(μ_b, x) at the clipped means
-    (DP-TT's cost; `jaxbai.theory.private_cost`, a fixed-step bisection)."""
+    (DP-TT's cost; `jaxbai.theory.private_cost`, in closed form)."""
     w_a, w_b = (jnp.asarray(w, jnp.float32) for w in (w_a, w_b))
     return private_cost(_unit(mu_a), _unit(mu_b), w_a, w_b, params.epsilon)
 
