@@ -26,7 +26,7 @@ import os
 import sys
 from typing import Any
 
-from experiments.bench.workloads import w1, w2, w4, w5
+from experiments.bench.workloads import w1, w2, w4, w5, w6
 
 __all__ = ["PRESETS", "SUITES", "main", "parser_for", "suite_parser", "table", "write_report"]
 
@@ -39,6 +39,8 @@ Benchmarks of the engine, as ratios measured in one process (docs/benchmarks.md)
       plain vmap that runs until every run stops
   W4  adap_tt and adap_tt_star: rewards drawn per sample against per episode
   W5  ttucb and adap_tt at six δ: shared trajectories against separate runs
+  W6  dp_tt, eb_tci, adap_tt, adap_tt_star, dp_se and ttucb on mu1 at ε = 0.001, 0.1
+      and 10, each path (per sample, per episode): samples/s, and DP-TT over AdaP-TT
   W3  W1 at 10^5 runs on a GPU (--device gpu only)
 Compilation is excluded. The other suites: 'python -m experiments.bench trial',
 '... kernels' and '... ablation' (each with --help).""",
@@ -188,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.kernel != "fused":  # per-episode draws and shared δ: the XLA program only
         report["W4"] = w4(args.device, runs_w2)
         report["W5"] = w5(args.device, runs_w2 * 5)
+        report["W6"] = w6(args.device, *((32, 20_000) if quick else (256, 100_000)))
     if args.device == "gpu":
         report["W3"] = w1("gpu", 10**4 if quick else 10**5, 1, args.kernel)
     return write_report(report, args.out, table(report))

@@ -15,7 +15,9 @@ import time
 from typing import Any
 
 __all__ = [
+    "ALGORITHMS_W6",
     "DELTAS_W5",
+    "EPSILONS_W6",
     "W5_REPEATS",
     "engine_rate",
     "numba_lanes_rate",
@@ -25,6 +27,7 @@ __all__ = [
     "w2",
     "w4",
     "w5",
+    "w6",
 ]
 
 
@@ -42,8 +45,10 @@ def engine_rate(
     draws: str = "auto",
     share_deltas: bool = False,
     kernel: str = "auto",
+    max_samples: int = 10**9,
 ) -> dict[str, float]:
-    """Samples/s of `run_grid`, timed on a second run of the same grid and seed.
+    """Samples/s of `run_grid`, timed on a second run of the same grid and seed (each job
+    censored at ``max_samples``).
 
     The first run compiles every program the grid needs, the tail's smaller lane pools
     (`jaxbai.engine` compacts them as jobs finish) included; its wall time is
@@ -61,7 +66,13 @@ def engine_rate(
         if reason is not None:
             return {"refused": reason}
 
-    options = {"device": device, "draws": draws, "share_deltas": share_deltas, "kernel": kernel}
+    options = {
+        "device": device,
+        "draws": draws,
+        "share_deltas": share_deltas,
+        "kernel": kernel,
+        "max_samples": max_samples,
+    }
     _, first = _timed(lambda: engine.run_grid(alg, jobs, seed=0, **options))
     res, wall = _timed(lambda: engine.run_grid(alg, jobs, seed=0, **options))
     return {
@@ -241,4 +252,36 @@ def w5(device: str, runs: int) -> dict[str, Any]:
             "sum_tau_over_tau_min": float(taus.mean(axis=1).sum() / taus[-1].mean()),
             "alone_wall_s": alone["wall_s"],
         }
+    return out
+
+
+ALGORITHMS_W6 = ("dp_tt", "eb_tci", "adap_tt", "adap_tt_star", "dp_se", "ttucb")
+"""DP-TT and the algorithms W6 measures it against."""
+
+EPSILONS_W6 = (1e-3, 0.1, 10.0)
+"""The ε of W6 (the non-private EB-TCI and TTUCB ignore it)."""
+
+
+def w6(device: str, runs: int, budget: int) -> dict[str, Any]:
+    """W6: samples/s of `ALGORITHMS_W6` on mu1 at each of `EPSILONS_W6`, ``runs`` runs each
+    censored at ``budget`` samples, on every path an algorithm has (per-sample draws, and per
+    episode for the episodic ones); and DP-TT over AdaP-TT, each on its default path
+    (``draws="auto"``: per episode for both), per ε."""
+    import jaxbai
+    from jaxbai import engine
+    from jaxbai.base import Episodic
+
+    inst = jaxbai.bernoulli(jaxbai.PAPER_INSTANCES["mu1"])
+    out: dict[str, Any] = {}
+    for eps in EPSILONS_W6:
+        jobs = engine.grid_jobs(inst, eps, 0.01, runs)
+        default: dict[str, float] = {}
+        for name in ALGORITHMS_W6:
+            alg = jaxbai.ALGORITHMS[name]()
+            paths = ("per_sample", "per_episode") if isinstance(alg, Episodic) else ("per_sample",)
+            for path in paths:
+                rate = engine_rate(alg, jobs, device, draws=path, max_samples=budget)
+                out[f"{name}.{path}.eps={eps:g}"] = rate
+                default[name] = rate["samples_per_s"]  # the last path: "auto"'s choice
+        out[f"dp_tt_over_adap_tt.eps={eps:g}"] = default["dp_tt"] / default["adap_tt"]
     return out
