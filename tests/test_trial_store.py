@@ -282,3 +282,17 @@ def test_bench_trial_reports_percentiles_per_checkpoint(tmp_path):
     for kind in ("one_by_one", "cohort_record"):
         assert report["40"][kind]["n"] == 5
         assert 0 < report["40"][kind]["p50_ms"] <= report["40"][kind]["p99_ms"]
+
+
+@pytest.mark.parametrize("name", ["file:a.trial", "file:a.trial?mode=memory", ":memory:"])
+def test_a_path_is_never_read_as_a_sqlite_uri(tmp_path, monkeypatch, name):
+    """SQLite reads "file:…" as a URI and ":memory:" as no file: the store is opened through a
+    URI built from the path, so each name is the file of that name (issue: "file:a.trial"
+    used to write into a.trial)."""
+    monkeypatch.chdir(tmp_path)
+    with Trial.create(name, "ttucb", 3, None, 0.05, 1, noise="prng") as t:
+        arm = t.next_arm()
+        t.record(arm, 1.0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+    with Trial.open(tmp_path / name) as t:
+        assert t.status().samples == 1

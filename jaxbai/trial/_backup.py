@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from jaxbai.trial._files import fsync, install
+from jaxbai.trial._files import fsync, install, uri
 from jaxbai.trial._integrity import CorruptStoreError, main_file_is_sound
 from jaxbai.trial._store import Store
 
@@ -32,7 +32,7 @@ def backup(source: Path, target: Path) -> None:
     try:
 
         def write(temporary: Path) -> None:
-            copy = sqlite3.connect(temporary, isolation_level=None)
+            copy = sqlite3.connect(uri(temporary, "mode=rwc"), uri=True, isolation_level=None)
             try:
                 reader._db.backup(copy)
                 copy.execute("UPDATE meta SET value = '' WHERE name = 'session'")

@@ -136,7 +136,7 @@ def build_store(
 ) -> None:
     """Writes a complete store into the (empty) file ``temporary`` and fsyncs it: schema 4, or
     schema 2 for a schema-1 file (``migrated``), whose state is the flat list of its leaves."""
-    db = sqlite3.connect(temporary, isolation_level=None)
+    db = sqlite3.connect(_files.uri(temporary, "mode=rwc"), uri=True, isolation_level=None)
     try:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={_files.SYNCHRONOUS}")

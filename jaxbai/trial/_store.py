@@ -84,6 +84,7 @@ from jaxbai.trial._files import (
     reader_uri,
     remove_stale_temporaries,
     rollback,
+    uri,
     writing,
 )
 from jaxbai.trial._integrity import (
@@ -281,8 +282,9 @@ class Store:
                 main = main_file_meta(path)
             check_log_present(path, main)
         with readable(path):
-            uri, flags = (reader_uri(path), True) if lock_fd is None else (str(path), False)
-            db = sqlite3.connect(uri, uri=flags, isolation_level=None)
+            # always a URI built from the path: a name like "file:a.trial" is never read as one
+            name = reader_uri(path) if lock_fd is None else uri(path, "mode=rw")
+            db = sqlite3.connect(name, uri=True, isolation_level=None)
         try:
             if lock_fd is None:
                 with readable(path):
