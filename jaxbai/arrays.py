@@ -6,10 +6,12 @@ elementwise arithmetic fuses into one loop, where a batched scatter or gather wo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax import custom_batching
 from jax.typing import ArrayLike
 
 
@@ -94,3 +96,38 @@ def kahan_add(
 def compensated(total: jax.Array, error: jax.Array) -> jax.Array:
     """The compensated value of a Kahan sum."""
     return total - error
+
+
+def batched_last(fn: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    """``fn``, an elementwise function of arrays that broadcast together, computed under
+    `jax.vmap` with the mapped axis moved last (its arguments broadcast first).
+
+    The engine lays its lane arrays out with the lane axis innermost in memory
+    (`jaxbai.engine.lane_program.lanes_minor`). An elementwise computation vmapped over lanes
+    has ``(L, K)`` intermediates whose default layout puts K innermost: with K = 5 XLA on CPU
+    runs each of its loops as short scalar loops, and copies between the two layouts. With the
+    lane axis moved last, the transposes are free on lane-minor inputs and every intermediate
+    is a vector loop over lanes. Values are unchanged (the function is elementwise).
+    """
+
+    @custom_batching.custom_vmap
+    def mapped(*args: jax.Array) -> jax.Array:
+        return fn(*args)
+
+    @mapped.def_vmap
+    def rule(axis_size: int, in_batched: list[bool], *args: jax.Array):
+        shapes = [
+            jnp.shape(a)[1:] if b else jnp.shape(a) for a, b in zip(args, in_batched, strict=True)
+        ]
+        shape = jnp.broadcast_shapes(*shapes)
+
+        def last(a: jax.Array, batched: bool) -> jax.Array:
+            if not batched:
+                return jnp.broadcast_to(a, shape)[..., None]
+            a = jnp.reshape(a, (axis_size,) + (1,) * (len(shape) + 1 - a.ndim) + a.shape[1:])
+            return jnp.moveaxis(jnp.broadcast_to(a, (axis_size, *shape)), 0, -1)
+
+        out = mapped(*(last(a, b) for a, b in zip(args, in_batched, strict=True)))
+        return jnp.moveaxis(jnp.broadcast_to(out, (*shape, axis_size)), -1, 0), True
+
+    return mapped
