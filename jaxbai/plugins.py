@@ -6,10 +6,14 @@ named, listed in ``--help`` and validated like jaxbai's own:
 
 * ``--plugin MODULE`` (repeatable) on ``python -m experiments.sweep``, ``python -m jaxbai.trial``
   and the other commands (`add_argument`);
-* ``plugins = ["MODULE", …]`` in an experiment file (`experiments.config`);
 * installed packages that declare an entry point in the group `ENTRY_POINT_GROUP`
   (``[project.entry-points."jaxbai.algorithms"]``: ``name = "module"``, a plugin module),
   loaded by `load_installed`.
+
+A file never imports code: an experiment file's ``plugins = ["MODULE", …]`` and a results
+folder's ``sweep.json`` name the modules a configuration needs, and a command reading one
+refuses (or, for plot and report, notes) any that the command line did not load
+(`require_loaded`): a results folder someone sends you is data.
 
 The registry remembers the plugin that registered an entry
 (`jaxbai.registry.AlgorithmEntry.plugin`); a trial records it and names it when it is reopened
@@ -48,6 +52,8 @@ __all__ = [
     "load_installed",
     "loading",
     "missing_algorithm",
+    "not_loaded",
+    "require_loaded",
 ]
 
 ENTRY_POINT_GROUP = "jaxbai.algorithms"
@@ -70,22 +76,55 @@ def _as(name: str) -> Iterator[None]:
         _LOADING.reset(token)
 
 
+_LOADED: set[str] = set()
+"""The plugin modules `load` has imported in this process."""
+
+
 def load(modules: Sequence[str]) -> tuple[str, ...]:
     """Import each plugin module (once: a module already imported is not run again), recording
     it as the plugin of what it registers; returns the modules.
 
     Raises:
-        ValueError: a module that cannot be imported, with the reason.
+        ValueError: a name that is not an absolute module name, or a module that cannot be
+            imported or raises while it is imported, with the reason.
     """
     for module in modules:
         if not isinstance(module, str) or not module.strip():
             raise ValueError(f"a plugin is a module name, got {module!r}")
+        if module.startswith("."):
+            raise ValueError(f"plugin {module!r}: a plugin is an absolute module name")
         try:
             with _as(module):
                 importlib.import_module(module)
         except ImportError as err:
             raise ValueError(f"plugin {module!r} cannot be imported: {err}") from err
+        except Exception as err:  # the plugin's own code failed: say so in one line
+            raise ValueError(
+                f"plugin {module!r} failed while being imported: {type(err).__name__}: {err}"
+            ) from err
+        _LOADED.add(module)
     return tuple(modules)
+
+
+def not_loaded(modules: Sequence[str]) -> tuple[str, ...]:
+    """The ``modules`` that `load` has not imported in this process (``--plugin`` or an
+    installed entry point)."""
+    return tuple(m for m in modules if m not in _LOADED)
+
+
+def require_loaded(modules: Sequence[str]) -> None:
+    """Refuse a configuration that names plugin modules the command line did not load.
+
+    Raises:
+        ValueError: naming them and the ``--plugin`` options that load them.
+    """
+    missing = not_loaded(modules)
+    if missing:
+        options = " ".join(f"--plugin {m}" for m in missing)
+        raise ValueError(
+            f"names plugin modules {', '.join(missing)}, which are not loaded: a configuration "
+            f"file never imports code; pass {options} to import them"
+        )
 
 
 def load_installed() -> tuple[str, ...]:

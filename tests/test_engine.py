@@ -220,3 +220,49 @@ def test_fold_in_step_is_jax_fold_in_bit_for_bit():
 
     expected = jax.vmap(reference)(streams, n)
     np.testing.assert_array_equal(jax.jit(engine.fold_in_step)(streams, n), expected)
+
+
+PLUGIN_STOP = '''
+import jaxbai
+from jaxbai.toptwo.components import glr_stopping
+
+
+def capped(alg, state, params):  # the plugin's stopping rule: GLR, or {cap} samples
+    stop, best = glr_stopping(alg, state, params)
+    return stop | (state.n >= {cap}), best
+'''
+
+
+def test_a_changed_plugin_or_jaxbai_version_refuses_the_resume(tmp_path, monkeypatch):
+    """The fingerprint recorded callables by name only, so a plugin whose stopping cap changed
+    from 30 to 10⁹ resumed the old τ = 30; it now holds the plugin module's source hash and
+    jaxbai's version."""
+    import dataclasses
+    import importlib
+    import sys
+
+    from jaxbai.engine import _checkpoint
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "capped_stop_plugin.py"
+    module.write_text(PLUGIN_STOP.replace("{cap}", "30"))
+    plugin = importlib.import_module("capped_stop_plugin")
+    monkeypatch.setitem(sys.modules, "capped_stop_plugin", plugin)
+
+    def alg():
+        return dataclasses.replace(jaxbai.ttucb(), stopping_rule=plugin.capped)
+
+    jobs, path = small_jobs(2), str(tmp_path / "grid.npz")
+    first = engine.run_grid(alg(), jobs, seed=0, checkpoint=path)
+    assert first.tau.max() <= 30  # the cap is the plugin's
+    again = engine.run_grid(alg(), jobs, seed=0, checkpoint=path, resume=True)
+    assert_same(again, first)  # unchanged code resumes
+    monkeypatch.setattr(_checkpoint, "__version__", "999")
+    with pytest.raises(ValueError, match="jaxbai version"):
+        engine.run_grid(alg(), jobs, seed=0, checkpoint=path, resume=True)
+    monkeypatch.undo()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module.write_text(PLUGIN_STOP.replace("{cap}", "10**9"))
+    plugin = importlib.reload(plugin)
+    with pytest.raises(ValueError, match="plugin code"):
+        engine.run_grid(alg(), jobs, seed=0, checkpoint=path, resume=True)

@@ -84,12 +84,16 @@ def test_the_missing_algorithm_message_names_the_plugin():
     assert "register it before opening" in plugins.missing_algorithm("plug_tt", None)
 
 
-def test_an_experiment_file_loads_its_plugins(plugin_dir, monkeypatch):
+def test_an_experiment_file_names_plugins_but_never_imports_them(plugin_dir, monkeypatch):
     monkeypatch.syspath_prepend(str(plugin_dir))
     grid = "instances = ['mu2']\nalgorithms = ['plug_tt']\nglobal_epsilons = [1.0]\nruns = 2\n"
     with pytest.raises(ConfigError, match="must be one of"):
         config.loads(grid, source="grid.toml")  # not registered without the plugin
+    with pytest.raises(ConfigError, match="pass --plugin plug_mod to import"):
+        config.loads(f"plugins = ['plug_mod']\n{grid}", source="grid.toml")
+    assert "plug_mod" not in sys.modules, "a file imports no code"
     try:
+        plugins.load(["plug_mod"])  # what --plugin plug_mod does
         loaded = config.loads(f"plugins = ['plug_mod']\n{grid}", source="grid.toml")
         assert loaded.plugins == ("plug_mod",)
         assert loaded.epsilons_for("plug_tt") == (1.0,)
@@ -100,6 +104,18 @@ def test_an_experiment_file_loads_its_plugins(plugin_dir, monkeypatch):
             jaxbai.unregister("plug_tt")
     with pytest.raises(ConfigError, match="plugins"):
         config.loads(f"plugins = 'plug_mod'\n{grid}", source="grid.toml")
+
+
+def test_plugin_names_and_failures_are_one_value_error(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "raising_plugin.py").write_text("raise RuntimeError('no licence server')\n")
+    (tmp_path / "broken_plugin.py").write_text("def f(:\n")
+    with pytest.raises(ValueError, match=r"'\.foo': a plugin is an absolute module name"):
+        plugins.load([".foo"])
+    with pytest.raises(ValueError, match="failed while being imported: RuntimeError: no lic"):
+        plugins.load(["raising_plugin"])
+    with pytest.raises(ValueError, match="failed while being imported: SyntaxError"):
+        plugins.load(["broken_plugin"])
 
 
 @pytest.mark.integration

@@ -207,7 +207,8 @@ def save_figures(
         formats = ("png",) if stem.startswith("allocations_") else options.formats
         for ext in formats:
             paths.append(os.path.join(out_dir, f"{stem}.{ext}"))
-            fig.savefig(paths[-1], dpi=options.dpi)
+            with results.replacing(paths[-1], "wb") as f:  # never through a planted link
+                fig.savefig(f, format=ext, dpi=options.dpi)
     return paths
 
 

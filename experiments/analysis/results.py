@@ -35,14 +35,16 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import os
 import platform
+import secrets
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -72,6 +74,7 @@ __all__ = [
     "parse_csv_command",
     "parse_means",
     "read_csv",
+    "replacing",
     "select",
     "to_frame",
     "unique",
@@ -259,6 +262,25 @@ def _field(value: object, kind: type | None) -> object:
     return value
 
 
+@contextlib.contextmanager
+def replacing(path: str, mode: str = "w", newline: str | None = None) -> Iterator[IO]:
+    """A file (``mode`` ``"w"`` or ``"wb"``) that replaces ``path`` atomically once written: a
+    fresh temporary file of the same directory (created exclusively, so it never follows a link
+    planted in a results folder someone sent), renamed over ``path`` (which replaces a link at
+    ``path`` instead of writing through it). Nothing is replaced if the block raises."""
+    folder, name = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{name}.{secrets.token_hex(6)}.tmp")
+    handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+    try:
+        with os.fdopen(handle, mode, newline=newline) as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def write_csv(
     table: Table, path: str, columns: Mapping[str, type] | Sequence[str] | None = None
 ) -> None:
@@ -269,13 +291,11 @@ def write_csv(
         columns = {name: RUN_COLUMNS.get(name) for name in (columns or table)}
     flat = file_columns(table, columns)
     kinds = [kind for _, kind in flat.values()]
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", newline="") as f:
+    with replacing(path, newline="") as f:
         writer = csv.writer(f)
         writer.writerow(list(flat))
         for row in zip(*(values.tolist() for values, _ in flat.values()), strict=True):
             writer.writerow([_field(v, kind) for v, kind in zip(row, kinds, strict=True)])
-    os.replace(tmp, path)
 
 
 def _arm_text(fields: Sequence[str], element: type) -> str:
@@ -431,8 +451,6 @@ def write_json(data: dict, path: str) -> None:
             return repr(value)
         return value
 
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
+    with replacing(path) as f:
         json.dump(clean(data), f, indent=2)
         f.write("\n")
-    os.replace(tmp, path)

@@ -98,11 +98,10 @@ def load_sidecar(csv_path: str) -> SweepConfig | None:
     """The configuration recorded in the ``sweep.json`` next to a run CSV, if it has one.
 
     It is read without checking algorithms against the registry (a result can outlive an
-    algorithm registered in another session), but its plugins are loaded. None if there is no
-    readable one (e.g. written before experiment files existed).
-
-    Raises:
-        ConfigError: a recorded plugin that cannot be imported.
+    algorithm registered in another session), and it imports nothing: a results folder is data.
+    Plugins it names that the command line did not load (``--plugin``) are said in one line on
+    stderr; without them their algorithms get free styles and no allocation targets. None if
+    there is no readable one (e.g. written before experiment files existed).
     """
     path = os.path.join(os.path.dirname(os.path.abspath(csv_path)), "sweep.json")
     try:
@@ -110,8 +109,12 @@ def load_sidecar(csv_path: str) -> SweepConfig | None:
             config = parse(json.load(f)["config"], check=False)
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    try:
-        jaxbai_plugins.load(config.plugins)  # the algorithms' names, styles and targets
-    except ValueError as err:
-        raise ConfigError(("plugins",), str(err), path) from None
+    missing = jaxbai_plugins.not_loaded(config.plugins)
+    if missing:
+        options = " ".join(f"--plugin {m}" for m in missing)
+        print(
+            f"note: {path} names plugin modules {', '.join(missing)}; a results folder runs "
+            f"no code, so they were not imported (pass {options} for their styles and targets)",
+            file=sys.stderr,
+        )
     return config

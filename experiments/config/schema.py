@@ -136,8 +136,9 @@ class SweepConfig:
         out: output directory.
         description: one line on what the grid is for.
         plot: figure options.
-        plugins: modules imported before the algorithms are checked (`jaxbai.plugins`: they
-            register algorithms the grid names).
+        plugins: the plugin modules that register algorithms the grid names
+            (`jaxbai.plugins`); recorded, never imported from a file: the command line loads
+            them (``--plugin``).
     """
 
     name: str

@@ -131,7 +131,7 @@ def parse(data: Mapping, name: str = "config", *, check: bool = True) -> SweepCo
     if not isinstance(data, Mapping):
         raise ConfigError((), f"an experiment file is a table of keys, got {type(data).__name__}")
     check_keys(data, TOP_KEYS, ())
-    plugins = _plugins(data.get("plugins", []), load=check)
+    plugins = _plugins(data.get("plugins", []), check=check)
     instances = tuple(
         instance_from_entry(e, ("instances", i)) for i, e in enumerate(_entries(data, "instances"))
     )
@@ -164,13 +164,14 @@ def parse(data: Mapping, name: str = "config", *, check: bool = True) -> SweepCo
     return validate(config) if check else config
 
 
-def _plugins(value: object, *, load: bool) -> tuple[str, ...]:
-    """The ``plugins`` list of module names, imported when ``load`` (`jaxbai.plugins.load`)."""
+def _plugins(value: object, *, check: bool) -> tuple[str, ...]:
+    """The ``plugins`` list of module names; with ``check``, each must have been loaded by the
+    command line (`jaxbai.plugins.require_loaded`): a file never imports code."""
     if not isinstance(value, list) or not all(isinstance(m, str) and m for m in value):
         raise ConfigError(("plugins",), f"must be a list of module names, got {value!r}")
-    if load:
+    if check:
         try:
-            jaxbai_plugins.load(value)
+            jaxbai_plugins.require_loaded(value)
         except ValueError as err:
             raise ConfigError(("plugins",), str(err)) from None
     return tuple(value)

@@ -27,7 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = results.parse_csv_command("experiments.report", DESCRIPTION, out_help, argv)
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.csv)), "report.md")
     text, _ = report.report_from_csv(args.csv, where=os.path.dirname(os.path.abspath(out)))
-    with open(out, "w") as f:
+    with results.replacing(out) as f:  # never through a link planted in a received folder
         f.write(text + "\n")
     print(text)
     print(f"\nreport written to {out}")

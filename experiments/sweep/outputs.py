@@ -169,7 +169,7 @@ def write_outputs(
     results.write_csv(table, paths["runs"], results.RUN_COLUMNS)
     results.write_csv(summary, paths["summary"], stats.SUMMARY_COLUMNS)
     paths["figures"] = plot.save_figures(figures, os.path.join(out, "figures"), sweep_config)
-    with open(paths["report"], "w") as f:
+    with results.replacing(paths["report"]) as f:
         f.write(text + "\n")
     sidecar["files"] = {k: v for k, v in paths.items() if k != "sidecar"}
     results.write_json(sidecar, paths["sidecar"])

@@ -28,13 +28,16 @@ import hashlib
 import os
 import pickle
 import re
+import sys
 import zipfile
+from typing import Any
 
 import jax
 import numpy as np
 
 from jaxbai.base import Algorithm
 from jaxbai.engine.jobs import Jobs
+from jaxbai.version import __version__
 
 __all__ = [
     "CHECKPOINT_VERSION",
@@ -51,13 +54,33 @@ CHECKPOINT_VERSION = 2
 Version 2 added ``counts``."""
 
 
+def _code(module: str) -> str:
+    """SHA-256 (16 hex digits) of the source of ``module`` where it is not jaxbai's own (whose
+    version `grid_fingerprint` covers): a plugin's, a user's; '' where there is no file."""
+    if module == "jaxbai" or module.startswith("jaxbai."):
+        return ""
+    path = getattr(sys.modules.get(module), "__file__", None)
+    try:
+        with open(path or "", "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()[:16]
+    except OSError:
+        return ""
+
+
+def _named(thing: Any) -> str:
+    """``module.qualname`` of a class or callable, with its module's `_code`: a changed plugin
+    module changes every fingerprint that names it."""
+    module = getattr(thing, "__module__", "") or ""
+    return f"{module}.{thing.__qualname__}@{_code(module)}"
+
+
 def _describe(alg: Algorithm) -> str:
     """A stable text description of an algorithm configuration: every field of a dataclass
     (recursively); for any other object, its type, name and `jaxbai.base.AlgorithmInfo` (make
-    an algorithm a dataclass for a fingerprint that sees all of its configuration)."""
+    an algorithm a dataclass for a fingerprint that sees all of its configuration). Classes and
+    callables outside jaxbai carry the hash of their module's source (`_named`)."""
     if not dataclasses.is_dataclass(alg):
-        kind = type(alg)
-        return f"{kind.__module__}.{kind.__qualname__}(name={alg.name!r}, info={alg.info!r})"
+        return f"{_named(type(alg))}(name={alg.name!r}, info={alg.info!r})"
     fields = []
     for field in dataclasses.fields(alg):
         if not field.compare:  # metadata that no result depends on (a Top Two guarantee)
@@ -67,15 +90,17 @@ def _describe(alg: Algorithm) -> str:
             fields.append(f"{field.name}={_describe(value)}")
             continue
         if callable(value) and hasattr(value, "__qualname__"):
-            value = f"{value.__module__}.{value.__qualname__}"
+            value = _named(value)
         fields.append(f"{field.name}={value!r}")
-    return f"{type(alg).__name__}({', '.join(fields)})"
+    return f"{_named(type(alg))}({', '.join(fields)})"
 
 
 def grid_fingerprint(alg: Algorithm, jobs: Jobs, seed: int, max_samples: int) -> str:
-    """SHA-256 of everything a grid's results depend on (hex)."""
+    """SHA-256 of everything a grid's results depend on (hex): the algorithm's configuration
+    and the source of any plugin code it names (`_describe`), jaxbai's version, the jobs, the
+    seed and the budget."""
     digest = hashlib.sha256()
-    digest.update(_describe(alg).encode())
+    digest.update(f"jaxbai {__version__}|{_describe(alg)}".encode())
     digest.update(f"{seed}|{max_samples}|{CHECKPOINT_VERSION}".encode())
     for leaf in jax.tree_util.tree_leaves(jobs):
         digest.update(np.ascontiguousarray(leaf).tobytes())
@@ -218,7 +243,10 @@ def read_checkpoint(
     for file in _checkpoint_files(path):
         found, data = _read_file(file, num_jobs, num_arms)
         if found != fingerprint:
-            raise ValueError(f"checkpoint {file} was written for a different grid; remove it")
+            raise ValueError(
+                f"checkpoint {file} was written for a different grid (algorithm or its options, "
+                "plugin code, jaxbai version, jobs, seed or budget); remove it"
+            )
         new = data["done"] & ~results["done"]
         for name in results:
             results[name][new] = data[name][new]
