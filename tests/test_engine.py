@@ -222,7 +222,7 @@ def test_fold_in_step_is_jax_fold_in_bit_for_bit():
     np.testing.assert_array_equal(jax.jit(engine.fold_in_step)(streams, n), expected)
 
 
-PLUGIN_STOP = '''
+PLUGIN_STOP = """
 import jaxbai
 from jaxbai.toptwo.components import glr_stopping
 
@@ -230,7 +230,7 @@ from jaxbai.toptwo.components import glr_stopping
 def capped(alg, state, params):  # the plugin's stopping rule: GLR, or {cap} samples
     stop, best = glr_stopping(alg, state, params)
     return stop | (state.n >= {cap}), best
-'''
+"""
 
 
 def test_a_changed_plugin_or_jaxbai_version_refuses_the_resume(tmp_path, monkeypatch):
