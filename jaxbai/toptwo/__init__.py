@@ -66,6 +66,8 @@ from jaxbai.toptwo.components import (
 )
 from jaxbai.toptwo.driver import TIE_RULES, EpisodicTopTwo, TopTwo
 from jaxbai.toptwo.factories import (
+    DP_TT_ETA_MAX,
+    DP_TT_ETA_MIN_HEURISTIC,
     adap_tt,
     adap_tt_star,
     adap_tt_star_ratio,
@@ -81,6 +83,8 @@ from jaxbai.toptwo.published import adap_tt_published, ttucb_published
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
 __all__ = [
+    "DP_TT_ETA_MAX",
+    "DP_TT_ETA_MIN_HEURISTIC",
     "TIE_RULES",
     "EpisodicTopTwo",
     "PerEpisode",
