@@ -186,6 +186,17 @@ def test_a_damaged_checkpoint_is_named_with_what_to_do(tmp_path, damage):
     assert "\n" not in message
 
 
+def test_a_checkpoint_of_another_size_is_another_grid_not_damaged(tmp_path):
+    """Changing --runs and resuming said the checkpoint "is damaged"; it is a whole checkpoint
+    of another grid."""
+    path = str(tmp_path / "grid.npz")
+    engine.write_checkpoint(path, "f", engine.read_checkpoint(path, "f", 64, 3))
+    with pytest.raises(ValueError, match="different grid [(]64 jobs of 3 arms, not 32 of 3"):
+        engine.read_checkpoint(path, "f", 32, 3)
+    with pytest.raises(ValueError, match="not 64 of 5"):
+        engine.read_checkpoint(path, "f", 64, 5)
+
+
 def test_resuming_from_a_truncated_checkpoint_is_one_line(tmp_path, capsys):
     out = tmp_path / "out"
     (out / "checkpoints").mkdir(parents=True)

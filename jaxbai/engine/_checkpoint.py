@@ -196,7 +196,18 @@ def _read_file(file: str, num_jobs: int, num_arms: int) -> tuple[str, dict[str, 
             f"checkpoint {file} was written by an older jaxbai, without the final counts N_a; "
             "rerun without resuming (a sweep: --overwrite) or delete it"
         )
-    if any(array.shape != expected[n].shape for n, array in found[1].items()):
+    shapes = {n: array.shape for n, array in found[1].items()}
+    if any(shape != expected[n].shape for n, shape in shapes.items()):
+        size = shapes["counts"]  # (jobs, arms) of a whole checkpoint of another grid
+        other = len(size) == 2 and all(
+            shape == (size if n == "counts" else size[:1]) for n, shape in shapes.items()
+        )
+        if other:
+            raise ValueError(
+                f"checkpoint {file} was written for a different grid ({size[0]} jobs of "
+                f"{size[1]} arms, not {num_jobs} of {num_arms}: its runs, ε, δ, instances or "
+                "algorithms changed); resume the same grid, or start over (a sweep: --overwrite)"
+            )
         raise ValueError(
             f"checkpoint {file} is damaged (not {num_jobs} jobs of {num_arms} arms); {fix}"
         )
