@@ -137,7 +137,9 @@ def test_the_resume_command_repeats_the_arguments_without_overwrite():
 
 
 @pytest.mark.integration
-def test_ctrl_c_ends_a_sweep_with_one_line_and_status_130(tmp_path):
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_ends_a_sweep_with_one_line_and_the_resume_command(tmp_path, signum, status):
+    """Ctrl-C, and SIGTERM alike (it used to end the sweep with 143 and no word)."""
     args = [
         "--instances", "mu1", "--algorithms", "adap_tt", "--epsilons", "0.001",
         "--runs", "8", "--chunk-steps", "256", "--out", str(tmp_path / "out"),
@@ -157,9 +159,9 @@ def test_ctrl_c_ends_a_sweep_with_one_line_and_status_130(tmp_path):
             break
         seen += chunk
     assert b"running" in seen, seen.decode(errors="replace")
-    child.send_signal(signal.SIGINT)
+    child.send_signal(signum)
     rest = child.stderr.read()
-    assert child.wait(timeout=60) == 130
+    assert child.wait(timeout=60) == status
     lines = (seen + rest).decode().replace("\r", "\n").splitlines()
     messages = [line for line in lines if line.strip() and " runs [" not in line]
     expected = distributed.resume_command("experiments.sweep", args)

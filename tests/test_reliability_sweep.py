@@ -191,7 +191,7 @@ def test_a_checkpoint_of_another_size_is_another_grid_not_damaged(tmp_path):
     of another grid."""
     path = str(tmp_path / "grid.npz")
     engine.write_checkpoint(path, "f", engine.read_checkpoint(path, "f", 64, 3))
-    with pytest.raises(ValueError, match="different grid [(]64 jobs of 3 arms, not 32 of 3"):
+    with pytest.raises(ValueError, match=r"different grid \(64 jobs of 3 arms, not 32 of 3"):
         engine.read_checkpoint(path, "f", 32, 3)
     with pytest.raises(ValueError, match="not 64 of 5"):
         engine.read_checkpoint(path, "f", 64, 5)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -365,16 +366,29 @@ def command(argv: Sequence[str] | None = None) -> int:
     """``python -m experiments.sweep`` and the ``jaxbai-sweep`` script: `main`, with a
     jax.distributed run supervised (``supervised=True``); returns the exit code.
 
-    Ctrl-C ends it with one line on stderr, the command that resumes it, and exit status 130
-    (the engine writes its checkpoints first, so the resumed sweep restores what had finished).
+    Ctrl-C (SIGINT) and SIGTERM end it with one line on stderr, the command that resumes it,
+    and exit status 130 or 143 (the engine writes its checkpoints first, so the resumed sweep
+    restores what had finished).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return main(argv, supervised=True)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
         resume = distributed.resume_command("experiments.sweep", argv)
         print(f"interrupted: rerun with {resume}", file=sys.stderr)
-        return 130
+        return 143 if isinstance(err, Terminated) else 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C's KeyboardInterrupt would be, so that it is handled the
+    same way (checkpoints written, one line, the resume command)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
 
 
 def print_summary(result: sweep.SweepResult) -> None:
