@@ -137,9 +137,20 @@ def test_the_resume_command_repeats_the_arguments_without_overwrite():
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_ends_a_sweep_with_one_line_and_the_resume_command(tmp_path, signum, status):
-    """Ctrl-C, and SIGTERM alike (it used to end the sweep with 143 and no word)."""
+@pytest.mark.parametrize(
+    ("signum", "status", "stage"),
+    [
+        (signal.SIGINT, 130, b"compiling"),
+        (signal.SIGINT, 130, b"running"),
+        (signal.SIGTERM, 143, b"compiling"),
+        (signal.SIGTERM, 143, b"running"),
+    ],
+)
+def test_a_signal_ends_a_sweep_with_one_line_and_the_resume_command(
+    tmp_path, signum, status, stage
+):
+    """Ctrl-C, and SIGTERM alike (it used to end the sweep with 143 and no word), while the
+    grid compiles or runs."""
     args = [
         "--instances", "mu1", "--algorithms", "adap_tt", "--epsilons", "0.001",
         "--runs", "8", "--chunk-steps", "256", "--out", str(tmp_path / "out"),
@@ -153,12 +164,12 @@ def test_a_signal_ends_a_sweep_with_one_line_and_the_resume_command(tmp_path, si
         stdout=subprocess.PIPE,
     )
     seen, deadline = b"", time.monotonic() + 120
-    while b"running" not in seen and time.monotonic() < deadline:
+    while stage not in seen and time.monotonic() < deadline:
         chunk = os.read(child.stderr.fileno(), 4096)
         if not chunk:
             break
         seen += chunk
-    assert b"running" in seen, seen.decode(errors="replace")
+    assert stage in seen, seen.decode(errors="replace")
     child.send_signal(signum)
     rest = child.stderr.read()
     assert child.wait(timeout=60) == status
