@@ -237,7 +237,7 @@ def test_out_naming_a_file_is_one_line(tmp_path, capsys):
     out = tmp_path / "results.txt"
     out.write_text("not a directory")
     err = _cli_error(capsys, [*TINY, "--out", str(out)])
-    assert f"output directory {out}: {out / 'checkpoints'}: Not a directory" in err
+    assert f"output directory {out}: {out}: Not a directory" in err
 
 
 def test_a_read_only_out_is_one_line(tmp_path, capsys, monkeypatch):
@@ -264,6 +264,20 @@ def test_an_os_error_while_writing_is_one_line(tmp_path, capsys, monkeypatch):
 
 def _runs_csv(out) -> str:
     return (out / "runs.csv").read_text()
+
+
+def test_a_second_sweep_on_a_held_out_is_refused_naming_the_first(tmp_path):
+    """Two sweeps with different grids on one fresh --out both exited 0 and only the second's
+    results were there: a running sweep holds its --out."""
+    from experiments.sweep import outputs
+
+    out = tmp_path / "out"
+    with outputs.holding_out(str(out), ["python", "-m", "experiments.sweep", "--runs", "9"]):
+        with pytest.raises(ValueError, match=r"is in use by process \d+ \(python -m exp"):
+            sweep.run(
+                config.loads("instances = ['mu1']\nalgorithms = ['ttucb']\nruns = 2\n"), out=out
+            )
+    assert not (out / "runs.csv").exists()
 
 
 def test_a_used_out_is_refused_unless_resumed_or_overwritten(tmp_path, capsys):

@@ -17,11 +17,13 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from experiments.analysis import results
@@ -32,8 +34,10 @@ if TYPE_CHECKING:  # at run time matplotlib is imported when first needed
     from matplotlib.figure import Figure
 
 __all__ = [
+    "LOCK_FILE",
     "RESULT_FILES",
     "claim_out",
+    "holding_out",
     "prepare_out",
     "previous_sweep",
     "sweep_record",
@@ -64,6 +68,45 @@ def previous_sweep(out: str) -> str | None:
     if os.path.isdir(checkpoints) and os.listdir(checkpoints):
         return "checkpoints/"
     return None
+
+
+LOCK_FILE = ".sweep.lock"
+"""The file in ``out`` whose exclusive lock a running sweep holds (`holding_out`)."""
+
+
+@contextlib.contextmanager
+def holding_out(out: str, command: Sequence[str] | None = None) -> Iterator[None]:
+    """Hold ``out`` for one sweep: an exclusive lock on ``out/.sweep.lock`` (created, never
+    through a link), which records who holds it, until the block ends. Two sweeps on one fresh
+    ``out`` both passed `claim_out` and the second's results replaced the first's.
+
+    Raises:
+        ValueError: another sweep holds ``out`` (naming its process and command).
+    """
+    path = os.path.join(out, LOCK_FILE)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ValueError(f"output directory {out}: {out}: Not a directory")
+    try:
+        os.makedirs(out, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as err:
+        where = err.filename if err.filename is not None else out
+        raise ValueError(f"output directory {out}: {where}: {err.strerror}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 4096).decode(errors="replace").strip() or "another sweep"
+            raise ValueError(
+                f"output directory {out} is in use by {holder}; wait for it to end or choose "
+                "another --out"
+            ) from None
+        os.ftruncate(fd, 0)
+        who = " ".join(command) if command else "a sweep"
+        os.write(fd, f"process {os.getpid()} ({who})".encode())
+        yield
+    finally:
+        os.close(fd)  # releases the lock; the file stays (removing it would race a waiter)
 
 
 def claim_out(out: str, *, resume: bool = False, overwrite: bool = False) -> None:

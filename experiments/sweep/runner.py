@@ -13,6 +13,7 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import os
@@ -33,7 +34,13 @@ from experiments.sweep.engine_runs import (
     total_runs,
     unfinished,
 )
-from experiments.sweep.outputs import claim_out, prepare_out, sweep_record, write_outputs
+from experiments.sweep.outputs import (
+    claim_out,
+    holding_out,
+    prepare_out,
+    sweep_record,
+    write_outputs,
+)
 
 if TYPE_CHECKING:  # at run time pandas and matplotlib are imported when first needed
     import pandas
@@ -162,54 +169,60 @@ def run(
         engine.select_devices(sweep_config.device)
     check_kernel(sweep_config)
     writes = out is not None and distributed.is_writer()  # process 0 writes the results
-    if out is not None:
-        distributed.claim(lambda: claim_out(sweep_config.out, resume=resume, overwrite=overwrite))
-        prepare_out(sweep_config.out)  # after every check that writes nothing
-    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    clock = time.perf_counter()
-    tables, per_algorithm = [], {}
-    with engine.Progress(total_runs(sweep_config), enabled=progress) as bar:
-        if resume:
-            bar.note(restored_note(sweep_config))
-        for spec in sweep_config.algorithms:
-            grid_results = run_algorithm(
-                spec,
-                sweep_config,
-                checkpoints=out is not None,
-                resume=resume,
-                progress=bar,
-                chunk_steps=chunk_steps,
-                max_chunks=max_chunks,
+    with contextlib.ExitStack() as held:
+        if out is not None:
+
+            def claim() -> None:  # on the writer: hold out for the whole sweep, then check it
+                held.enter_context(holding_out(sweep_config.out, command))
+                claim_out(sweep_config.out, resume=resume, overwrite=overwrite)
+
+            distributed.claim(claim)
+            prepare_out(sweep_config.out)  # after every check that writes nothing
+        started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        clock = time.perf_counter()
+        tables, per_algorithm = [], {}
+        with engine.Progress(total_runs(sweep_config), enabled=progress) as bar:
+            if resume:
+                bar.note(restored_note(sweep_config))
+            for spec in sweep_config.algorithms:
+                grid_results = run_algorithm(
+                    spec,
+                    sweep_config,
+                    checkpoints=out is not None,
+                    resume=resume,
+                    progress=bar,
+                    chunk_steps=chunk_steps,
+                    max_chunks=max_chunks,
+                )
+                if unfinished(grid_results[-1]):
+                    raise Interrupted(f"interrupted during {spec.label}")
+                tables.append(run_table(spec, sweep_config, grid_results))
+                per_algorithm[spec.label] = engine_stats(grid_results)
+            bar.name = ""
+            bar.stage(
+                "writing figures and report" if writes else "drawing figures and report", postfix=""
             )
-            if unfinished(grid_results[-1]):
-                raise Interrupted(f"interrupted during {spec.label}")
-            tables.append(run_table(spec, sweep_config, grid_results))
-            per_algorithm[spec.label] = engine_stats(grid_results)
-        bar.name = ""
-        bar.stage(
-            "writing figures and report" if writes else "drawing figures and report", postfix=""
-        )
-        table = results.concat(tables)
-        summary = stats.summarize(
-            table, stats.allocation_targets(table, stats.algorithms_of(sweep_config))
-        )
-        figures = plot.draw_figures(summary, sweep_config)
-        where = sweep_config.out if out is not None else None  # report.md's directory
-        text, claims = report.report_from_table(table, sweep_config, "runs.csv", where)
-        paths: dict[str, object] = {}
-        if writes:
-            record = sweep_record(
-                sweep_config, per_algorithm, started=started, clock=clock, command=command
+            table = results.concat(tables)
+            summary = stats.summarize(
+                table, stats.allocation_targets(table, stats.algorithms_of(sweep_config))
             )
-            paths = write_outputs(sweep_config, table, summary, figures, text, record)
-        bar.stage("done")
-    return SweepResult(
-        config=sweep_config,
-        runs=results.to_frame(table, results.RUN_COLUMNS),
-        cells=results.to_frame(summary, stats.SUMMARY_COLUMNS),
-        figures=figures,
-        claims=tuple(claims),
-        report=text,
-        engine=per_algorithm,
-        paths=paths,
-    )
+            figures = plot.draw_figures(summary, sweep_config)
+            where = sweep_config.out if out is not None else None  # report.md's directory
+            text, claims = report.report_from_table(table, sweep_config, "runs.csv", where)
+            paths: dict[str, object] = {}
+            if writes:
+                record = sweep_record(
+                    sweep_config, per_algorithm, started=started, clock=clock, command=command
+                )
+                paths = write_outputs(sweep_config, table, summary, figures, text, record)
+            bar.stage("done")
+        return SweepResult(
+            config=sweep_config,
+            runs=results.to_frame(table, results.RUN_COLUMNS),
+            cells=results.to_frame(summary, stats.SUMMARY_COLUMNS),
+            figures=figures,
+            claims=tuple(claims),
+            report=text,
+            engine=per_algorithm,
+            paths=paths,
+        )
