@@ -296,3 +296,30 @@ def test_a_path_is_never_read_as_a_sqlite_uri(tmp_path, monkeypatch, name):
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
     with Trial.open(tmp_path / name) as t:
         assert t.status().samples == 1
+
+
+def test_a_trial_left_open_reopens_with_every_record(tmp_path):
+    """A process that ended without close() left a session mark and no log: every later
+    status, next and backup was refused. Now a trial left open is closed at exit, and one
+    dropped is closed when collected (its lock released)."""
+    import gc
+    import subprocess
+    import sys
+
+    path = tmp_path / "left.trial"
+    script = (
+        "import sys\nfrom jaxbai.trial import Trial\n"
+        "t = Trial.create(sys.argv[1], 'ttucb', 3, None, 0.05, 1, noise='prng')\n"
+        "for _ in range(7):\n    t.record(t.next_arm(), 1.0)\n"
+    )  # no close(): the process just ends
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()
+    with Trial.open(path) as t:
+        assert t.status().samples == 7
+        t.record(t.next_arm(), 0.0)
+    dropped = Trial.open(path)
+    dropped.record(dropped.next_arm(), 1.0)
+    del dropped
+    gc.collect()
+    with Trial.open(path) as t:  # the lock was released with the dropped trial
+        assert t.status().samples == 9

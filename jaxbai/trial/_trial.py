@@ -19,6 +19,8 @@ from __future__ import annotations
 import functools
 import math
 import os
+import warnings
+import weakref
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -79,6 +81,9 @@ class Trial:
 
     def __init__(self, store: _store.Store, randbits: RandBits | None) -> None:
         self._store: _store.Store | None = store
+        # A trial dropped or left open at exit is closed then (one file, lock released); a
+        # process ending without close() used to leave a session mark without its log.
+        self._closer = weakref.finalize(self, _close_left_open, store)
         self._path = store.path
         self._config = store.config
         self._alg, self._params = build(self._config)
@@ -202,6 +207,7 @@ class Trial:
         every record is already durable. RuntimeError (once closed) if a full disk or a reader
         kept it from becoming one file: it stays two, ``x.trial`` and ``x.trial-wal``."""
         store, self._store = self._store, None
+        self._closer.detach()
         if store is not None:
             store.close()
 
@@ -492,3 +498,13 @@ def backup(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> No
     if not source.is_file():
         raise FileNotFoundError(f"no trial at {source}")
     _backup.backup(source, Path(target))
+
+
+def _close_left_open(store: _store.Store) -> None:
+    """Closes a store whose `Trial` was dropped or left open at exit (a `weakref.finalize`
+    callback: it holds the store, never the trial). A failure to end the session cannot be
+    raised there; it is warned about, and the next writer finishes the job."""
+    try:
+        store.close()
+    except RuntimeError as err:
+        warnings.warn(f"closing trial {store.path} left open: {err}", RuntimeWarning, stacklevel=1)
