@@ -123,7 +123,8 @@ def require_loaded(modules: Sequence[str]) -> None:
         options = " ".join(f"--plugin {m}" for m in missing)
         raise ValueError(
             f"names plugin modules {', '.join(missing)}, which are not loaded: a configuration "
-            f"file never imports code; pass {options} to import them"
+            f"file never imports code; pass {options} to import them (from Python: "
+            "jaxbai.plugins.load)"
         )
 
 

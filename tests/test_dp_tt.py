@@ -44,7 +44,7 @@ from jaxbai.theory import private_cost
     ],
 )
 def test_private_cost_matches_the_transcriptions_golden_section(mu_i, mu_j, w_i, w_j, eps):
-    """jaxbai's bisection on the slope (float32) against an independent float64 search."""
+    """jaxbai's closed form (float32) against an independent float64 search."""
     got = float(private_cost(jnp.float32(mu_i), mu_j, w_i, w_j, eps))
     want = reference_dp_tt.private_cost(mu_i, mu_j, w_i, w_j, eps)
     assert got == pytest.approx(want, rel=1e-4)

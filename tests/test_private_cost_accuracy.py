@@ -124,7 +124,18 @@ def test_closed_form_is_float32_accurate(evaluated):
         (0.6850051, 0.3419498, 1695.5854, 1195.9053, 1.7652783e-07),
     ],
 )
-def test_cases_a_root_comparison_got_wrong(mu_i, mu_j, w_i, w_j, epsilon):
+def test_cases_earlier_designs_got_wrong(mu_i, mu_j, w_i, w_j, epsilon):
     args = tuple(np.float32(a) for a in (mu_i, mu_j, w_i, w_j, epsilon))
     want = ref.private_cost(*map(float, args))
     assert float(cost(*args)) == pytest.approx(want, rel=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("mu_i", "mu_j", "w_i", "w_j", "epsilon"),
+    [(1.0, 0.5, 1.0, 0.0, math.inf), (0.5, 0.0, 0.0, 1.0, math.inf), (1.0, 0.5, 1.0, 0.0, 120.0)],
+)
+def test_a_zero_weight_costs_nothing_on_its_side(mu_i, mu_j, w_i, w_j, epsilon):
+    """With one weight 0 the cost is 0 (x at the other arm's mean), and 0 · kl(μ, 1) must not
+    make it NaN."""
+    args = tuple(np.float32(a) for a in (mu_i, mu_j, w_i, w_j, epsilon))
+    assert float(cost(*args)) == 0.0

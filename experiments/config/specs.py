@@ -394,7 +394,7 @@ def check_algorithm(spec: AlgorithmSpec, index: int, threshold: str) -> Algorith
         raise ConfigError(
             (*path, "algorithm"),
             f"must be one of {list(entries)}, got {spec.algorithm!r} (a plugin's algorithm needs "
-            "--plugin MODULE or plugins = [...] in the file)",
+            "--plugin MODULE on the command line)",
         )
     entry = entries[spec.algorithm]
     if spec.label != spec.algorithm and spec.label in entries:

@@ -7,9 +7,9 @@ launches and supervises the processes of a ``jax.distributed`` run
 (`experiments.sweep.distributed`).
 
 Algorithm names are keys of the registry `jaxbai.ALGORITHMS`, read when `main` is called after
-the plugins (``--plugin MODULE``, the file's ``plugins``, installed entry points:
-`jaxbai.plugins`) are loaded, so an algorithm registered by a plugin or with ``jaxbai.register``
-beforehand runs like the paper's (on the ε grid
+the plugins (``--plugin MODULE``, installed entry points: `jaxbai.plugins`; a file's
+``plugins`` only names them) are loaded, so an algorithm registered by a plugin or with
+``jaxbai.register`` beforehand runs like the paper's (on the ε grid
 of its trust model, with ``--threshold`` if it has threshold families); ``main(argv)`` takes
 the command line as a list and returns the exit code.
 """

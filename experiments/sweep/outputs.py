@@ -18,7 +18,6 @@ Examples:
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 import tempfile
@@ -83,8 +82,11 @@ def holding_out(out: str, command: Sequence[str] | None = None) -> Iterator[None
     Raises:
         ValueError: another sweep holds ``out`` (naming its process and command).
     """
+    import fcntl  # POSIX only: imported where a sweep writes
+
     path = os.path.join(out, LOCK_FILE)
-    if os.path.exists(out) and not os.path.isdir(out):
+    created = not os.path.exists(out)
+    if not created and not os.path.isdir(out):
         raise ValueError(f"output directory {out}: {out}: Not a directory")
     try:
         os.makedirs(out, exist_ok=True)
@@ -105,6 +107,12 @@ def holding_out(out: str, command: Sequence[str] | None = None) -> Iterator[None
         who = " ".join(command) if command else "a sweep"
         os.write(fd, f"process {os.getpid()} ({who})".encode())
         yield
+    except BaseException:
+        if created:  # a refused or failed sweep leaves no directory it made (cf. claim_out)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                os.rmdir(out)
+        raise
     finally:
         os.close(fd)  # releases the lock; the file stays (removing it would race a waiter)
 

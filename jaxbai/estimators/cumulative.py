@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from typing import Any, NamedTuple
 
 import jax.numpy as jnp
@@ -69,7 +70,8 @@ class CumulativeLaplace(Episodic):
     def __post_init__(self) -> None:
         if self.episodes != "per_arm":
             raise ValueError(f"CumulativeLaplace has per-arm phases only, got {self.episodes!r}")
-        if not (isinstance(self.eta, (int, float)) and 0 < self.eta < float("inf")):
+        real = isinstance(self.eta, numbers.Real) and not isinstance(self.eta, bool)
+        if not (real and 0 < self.eta < float("inf")):
             raise ValueError(f"eta must be a positive finite number, got {self.eta!r}")
 
     def init(self, num_arms: int) -> CumulativeEstimate:

@@ -153,7 +153,9 @@ def _rows(
     elif kind == "tv":
         xr = jnp.stack([mu, jnp.broadcast_to(mb, mu.shape)], axis=1)
     elif kind == "private":
-        xr = _private_argmin(mb, mu, wb, omega, prm.epsilon)[0][0][:, None]
+        some = (wb + omega) > 0  # the argmin needs a positive total weight; any x costs 0 else
+        weights = jnp.where(some, wb, 1.0), jnp.where(some, omega, 1.0)
+        xr = _private_argmin(mb, mu, *weights, prm.epsilon)[0][0][:, None]
     else:  # closed form: the weighted mean minimises KL (exp. family), Gaussian KL and TV²
         xr = ((wb * mb + omega * mu) / jnp.maximum(wb + omega, jnp.finfo(mu.dtype).tiny))[:, None]
     # a fine geometric comb around each exact minimiser, so that the restricted game of the

@@ -266,7 +266,10 @@ def _private_objective(
     up = jnp.where(
         j_kl, _kl(mu_j, mu_j_bar, x, x_bar), -_log_one_minus(x, x_bar, c, e) - eps * mu_j
     )
-    return w_i * jnp.where(x < mu_i, down, 0.0) + w_j * jnp.where(x > mu_j, up, 0.0)
+    # each side is 0 at its own mean and for a zero weight (0 · inf would be NaN where the
+    # point reaches 0 or 1 on kl)
+    down = jnp.where((w_i > 0) & (x < mu_i), w_i * down, 0.0)
+    return down + jnp.where((w_j > 0) & (x > mu_j), w_j * up, 0.0)
 
 
 def private_cost(

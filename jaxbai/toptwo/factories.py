@@ -8,6 +8,7 @@ reference (docs/dp-tt.md).
 from __future__ import annotations
 
 import dataclasses
+import numbers
 
 from jaxbai import checks, estimators, mechanisms, thresholds
 from jaxbai.toptwo.components import (
@@ -335,7 +336,8 @@ ever ends and no run stops."""
 def _check_dp_tt_eta(eta: object, threshold: str) -> None:
     """ValueError for an η outside DP-TT's range (`DP_TT_ETA_MAX`, and
     `DP_TT_ETA_MIN_HEURISTIC` for the heuristic threshold)."""
-    if not isinstance(eta, (int, float)) or isinstance(eta, bool) or not 0 < eta <= DP_TT_ETA_MAX:
+    real = isinstance(eta, numbers.Real) and not isinstance(eta, bool)
+    if not real or not 0 < eta <= DP_TT_ETA_MAX:
         raise ValueError(f"eta must be in (0, {DP_TT_ETA_MAX:g}], got {eta!r}")
     if threshold == "heuristic" and eta < DP_TT_ETA_MIN_HEURISTIC:
         raise ValueError(

@@ -81,9 +81,6 @@ class Trial:
 
     def __init__(self, store: _store.Store, randbits: RandBits | None) -> None:
         self._store: _store.Store | None = store
-        # A trial dropped or left open at exit is closed then (one file, lock released); a
-        # process ending without close() used to leave a session mark without its log.
-        self._closer = weakref.finalize(self, _close_left_open, store)
         self._path = store.path
         self._config = store.config
         self._alg, self._params = build(self._config)
@@ -94,6 +91,9 @@ class Trial:
         self._issued, self._held = store.issued()
         self._issued_here: set[int] = set()
         """Open assignments this object issued (`record` may then omit the participant)."""
+        # Last, once nothing here can fail (open/create close the store themselves if it does):
+        # a trial dropped or left open at exit is closed then (one file, the lock released).
+        self._closer = weakref.finalize(self, _close_left_open, store)
 
     # --- construction ------------------------------------------------------------------------
     @classmethod
