@@ -91,10 +91,10 @@ def test_a_checkpoint_without_counts_says_to_rerun_without_resuming(tmp_path):
         engine.run_grid(jaxbai.ttucb(), JOBS, checkpoint=path, resume=True)
 
 
-def test_a_checkpoint_of_other_k_is_damaged(tmp_path):
+def test_a_checkpoint_of_other_k_is_another_grid(tmp_path):
     path = str(tmp_path / "grid.npz")
     engine.write_checkpoint(path, "f", engine.read_checkpoint(path, "f", 4, 3))
-    with pytest.raises(ValueError, match="not 4 jobs of 2 arms"):
+    with pytest.raises(ValueError, match=r"different grid \(4 jobs of 3 arms, not 4 of 2"):
         engine.read_checkpoint(path, "f", 4, 2)
 
 

@@ -22,12 +22,21 @@ import errno
 import secrets
 import sqlite3
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from jaxbai.trial._files import log_path, uri
 
-__all__ = ["CHECKPOINT_WAIT_S", "begin_session", "checkpoint", "close_writer", "end_session"]
+__all__ = [
+    "CHECKPOINT_WAIT_S",
+    "begin_session",
+    "checkpoint",
+    "close_left_open",
+    "close_writer",
+    "end_session",
+]
 
 CHECKPOINT_WAIT_S = 10.0
 """How long a writer retries moving the log into the main file while readers hold it."""
@@ -118,3 +127,13 @@ def close_writer(db: sqlite3.Connection, path: Path, keep_log: bool) -> None:
     finally:
         if keeper is not None:
             keeper.close()
+
+
+def close_left_open(store: Any) -> None:
+    """Closes a store (`jaxbai.trial._store.Store`) whose `Trial` was dropped or left open at
+    exit: a `weakref.finalize` callback, holding the store, never the trial. A failure to end
+    the session cannot be raised there; it is warned about, and the next writer finishes it."""
+    try:
+        store.close()
+    except RuntimeError as err:
+        warnings.warn(f"closing trial {store.path} left open: {err}", RuntimeWarning, stacklevel=1)

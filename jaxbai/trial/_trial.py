@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-import warnings
 import weakref
 from fractions import Fraction
 from pathlib import Path
@@ -48,6 +47,7 @@ from jaxbai.trial._records import (
     is_index,
 )
 from jaxbai.trial._release import Releaser, add_to_window
+from jaxbai.trial._session import close_left_open
 from jaxbai.trial.discrete_noise import RandBits
 
 __all__ = ["Trial", "backup"]
@@ -93,7 +93,7 @@ class Trial:
         """Open assignments this object issued (`record` may then omit the participant)."""
         # Last, once nothing here can fail (open/create close the store themselves if it does):
         # a trial dropped or left open at exit is closed then (one file, the lock released).
-        self._closer = weakref.finalize(self, _close_left_open, store)
+        self._closer = weakref.finalize(self, close_left_open, store)
 
     # --- construction ------------------------------------------------------------------------
     @classmethod
@@ -498,13 +498,3 @@ def backup(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> No
     if not source.is_file():
         raise FileNotFoundError(f"no trial at {source}")
     _backup.backup(source, Path(target))
-
-
-def _close_left_open(store: _store.Store) -> None:
-    """Closes a store whose `Trial` was dropped or left open at exit (a `weakref.finalize`
-    callback: it holds the store, never the trial). A failure to end the session cannot be
-    raised there; it is warned about, and the next writer finishes the job."""
-    try:
-        store.close()
-    except RuntimeError as err:
-        warnings.warn(f"closing trial {store.path} left open: {err}", RuntimeWarning, stacklevel=1)
