@@ -3,9 +3,13 @@
 The suite is compile-bound: the same programs (a `simulate`, a grid's lane program, a sweep's)
 are compiled by both pytest-xdist workers and by the subprocesses that notebooks, CLI and trial
 tests start. The first process that compiles a program writes it to a cache directory that
-every later process of the run reads (JAX's persistent cache; a compiled program is keyed by
-its HLO, options and backend, so a hit gives the same executable). The directory is fresh per
-run, so no state leaks between runs. ``JAX_COMPILATION_CACHE_DIR`` set by the caller is kept.
+every later process of the run reads (jaxbai's `compilation_cache`, JAX's persistent cache; a
+compiled program is keyed by its HLO, options and backend, so a hit gives the same executable).
+The controller turns the cache on with a fresh base directory (``JAXBAI_CACHE_DIR``, removed at
+the end, so no state leaks between runs and CI starts cold) and hands its directory to the
+workers and subprocesses as ``JAX_COMPILATION_CACHE_DIR``, so that a subprocess that does not
+call `compilation_cache` (a ``python -c`` script) shares it too. A base directory set by the
+caller (either variable) is kept; ``JAXBAI_NO_CACHE=1`` runs the suite without a cache.
 
 The run also compiles with LLVM's optimisation level 1 (`SUITE_XLA_FLAGS`, added to
 ``XLA_FLAGS`` for this process, the workers and the subprocesses). A compile-bound test takes
@@ -21,7 +25,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterator
 
@@ -33,22 +36,28 @@ _CREATED: list[str] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Set the cache for this process and, through the environment, for the xdist workers and
-    every subprocess (the controller runs this before any worker starts)."""
-    if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
-        directory = tempfile.mkdtemp(prefix="jaxbai-tests-compiled-")
-        _CREATED.append(directory)
-        os.environ["JAX_COMPILATION_CACHE_DIR"] = directory
-        for name, value in CACHE_VARIABLES.items():
-            os.environ.setdefault(name, value)
+    """Set the flags and the cache for this process and, through the environment, for the
+    xdist workers and every subprocess (the controller runs this before any worker starts)."""
     flags = os.environ.get("XLA_FLAGS", "")
     if SUITE_XLA_FLAGS not in flags:
         os.environ["XLA_FLAGS"] = f"{flags} {SUITE_XLA_FLAGS}".strip()
-    if "jax" in sys.modules:  # imported before this hook: set the options directly
-        jax = sys.modules["jax"]
-        jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
-        seconds = float(os.environ.get("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "1"))
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", seconds)
+    if "JAXBAI_CACHE_DIR" not in os.environ:  # the base every process of the run splits
+        base = os.environ.get("JAX_COMPILATION_CACHE_DIR")
+        if base is None:
+            base = tempfile.mkdtemp(prefix="jaxbai-tests-compiled-")
+            _CREATED.append(base)
+        os.environ["JAXBAI_CACHE_DIR"] = base
+    for name, value in CACHE_VARIABLES.items():
+        os.environ.setdefault(name, value)
+    import jax  # not before the flags and variables above
+
+    from jaxbai import compilation
+
+    seconds = float(os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", seconds)
+    where = compilation.compilation_cache()
+    if where is not None:
+        os.environ["JAX_COMPILATION_CACHE_DIR"] = str(where)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -3,6 +3,7 @@ and Ctrl-C in the sweep's command line."""
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -49,6 +50,10 @@ def test_grid_eta_waits_for_the_longest_run_in_the_tail():
     assert grid_eta(np.array([100.0, 1000.0]), (0.0, 0.0), measured) == pytest.approx(20.0)
     # the long run has drawn 900 of its samples: 2 s on its lane, the pool's 0.2 s is shorter
     assert grid_eta(np.array([100.0, 1000.0]), (200.0, 900.0), measured) == pytest.approx(2.0)
+    # the long run has drawn 1200 samples, past its expected 1000: the tail is unknown, not 0 s
+    assert grid_eta(np.array([100.0, 1000.0]), (1250.0, 1200.0), measured) == math.inf
+    # all the runs left have drawn more than expected of them in all: unknown as well
+    assert grid_eta(np.array([100.0, 1000.0]), (1100.0, 900.0), measured) == math.inf
     assert grid_eta(None, (0.0, 0.0), measured) is None
     assert grid_eta(np.array([]), (0.0, 0.0), measured) is None
     assert Measured().rate() is None and measured.rate() == pytest.approx(1000.0)
@@ -96,6 +101,11 @@ def test_the_bar_shows_the_stage_and_an_eta_only_when_known(capsys):
         bar.update(10, 5000, 2500.0, 65.0)
     err = capsys.readouterr().err
     assert "ttucb: running" in err and "10/10 runs" in err and "ETA ~01:05" in err
+    with Progress(10) as bar:
+        bar.start_grid(10, 0)
+        bar.update(8, 5000, 2500.0, math.inf)
+    err = capsys.readouterr().err
+    assert "ETA unknown (tail past its estimate)" in err and "00:00 (estimate)" not in err
     with Progress(10, enabled=False) as quiet:
         quiet.start_grid(10, 0)
         quiet.note("nothing")

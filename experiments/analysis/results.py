@@ -391,12 +391,14 @@ def parse_csv_command(
     )
     parser.add_argument("csv", help="per-run CSV written by experiments.sweep")
     parser.add_argument("--out", help=out_help)
-    from jaxbai import plugins  # its algorithms' names, styles and targets
+    from jaxbai import compilation, plugins  # plugins: their names, styles and targets
 
     plugins.add_argument(parser)
+    compilation.add_argument(parser)  # the theory of the figures and report compiles
     args = parser.parse_args(argv)
     if not os.path.exists(args.csv):
         parser.error(f"no such file {args.csv}")
+    compilation.from_arguments(args)
     return args
 
 

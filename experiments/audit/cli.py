@@ -66,10 +66,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="DIR",
         help="output directory (default: %(default)s)",
     )
-    from jaxbai import plugins  # installed plugins' algorithms are audited like the built-ins
+    from jaxbai import (  # installed plugins' algorithms are audited like the built-ins
+        compilation,
+        plugins,
+    )
 
     plugins.add_argument(parser)
+    compilation.add_argument(parser)
     args = parser.parse_args(argv)
+    compilation.from_arguments(args)
     if args.runs < 2 or args.samples < 2 or min(args.epsilons) <= 0:
         parser.error("--runs and --samples must be >= 2 and every epsilon > 0")
     start = time.perf_counter()

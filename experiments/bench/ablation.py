@@ -138,6 +138,7 @@ def _three_times_scalar() -> float | None:
 def main(argv: list[str] | None = None) -> int:
     """Measure the variants; print a Markdown table, write JSON."""
     from experiments.bench.cli import parser_for, write_report
+    from jaxbai import compilation
 
     out = "results/bench_ablation.json"
     parser = parser_for("ablation", out)
@@ -145,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=2048, help="steps per timed call")
     parser.add_argument("--repeats", type=int, default=5, help="timed calls per variant")
     args = parser.parse_args(argv)
+    compilation.from_arguments(args)
     if args.device != "cpu":
         parser.error("the ablation measures the CPU lane program")
     quick = args.preset == "quick"

@@ -27,6 +27,7 @@ import sys
 from typing import Any
 
 from experiments.bench.workloads import w1, w2, w4, w5, w6
+from jaxbai import compilation
 
 __all__ = ["PRESETS", "SUITES", "main", "parser_for", "suite_parser", "table", "write_report"]
 
@@ -86,9 +87,11 @@ def table(report: dict[str, Any]) -> str:
 def suite_parser(suite: str) -> argparse.ArgumentParser:
     """The parser of one of `SUITES`: its program name and description, no options yet."""
     prog = "python -m experiments.bench" + ("" if suite == "workloads" else f" {suite}")
-    return argparse.ArgumentParser(
+    parser = argparse.ArgumentParser(
         prog=prog, description=SUITES[suite], formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    compilation.add_argument(parser)
+    return parser
 
 
 def parser_for(suite: str, out: str) -> argparse.ArgumentParser:
@@ -167,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         "interpreted on a CPU (default: %(default)s)",
     )
     args = parser.parse_args(argv)
+    compilation.from_arguments(args)
     if args.suite != "workloads":  # a second suite's name after the first
         parser.error(f"one suite at a time: {suite} and {args.suite}")
     import jax

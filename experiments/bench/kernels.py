@@ -157,12 +157,14 @@ def markdown(report: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Measure both lane programs; print a Markdown table, write JSON."""
     from experiments.bench.cli import parser_for, write_report
+    from jaxbai import compilation
 
     out = "results/bench_kernels.json"
     parser = parser_for("kernels", out)
     parser.add_argument("--steps", type=int, default=256, help="steps per timed call")
     parser.add_argument("--tail-seconds", type=float, default=60.0, help="tail run per program")
     args = parser.parse_args(argv)
+    compilation.from_arguments(args)
 
     import jax
 

@@ -176,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m experiments.bench trial``: run the load benchmark (and the δ check if
     asked); print and write JSON. Returns the exit code (2: bad arguments)."""
     from experiments.bench.cli import suite_parser, write_report
+    from jaxbai import compilation
 
     parser = suite_parser("trial")
     add = parser.add_argument
@@ -193,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         help="JSON report (default: %(default)s)",
     )
     args = parser.parse_args(argv)
+    compilation.from_arguments(args)
     if args.participants < 2 or args.window < 1 or args.delta_runs < 0:
         parser.error("--participants must be >= 2, --window >= 1 and --delta-runs >= 0")
     results = os.path.dirname(os.path.abspath(args.out))

@@ -25,6 +25,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from jaxbai import compilation
+
 __all__ = ["DESCRIPTION", "STUDIES", "build_parser", "main"]
 
 DESCRIPTION = """\
@@ -363,6 +365,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         _COMMANDS[name][0](subparsers[name])
+        compilation.add_argument(subparsers[name])
     return parser, subparsers
 
 
@@ -371,5 +374,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``sys.argv[1:]``); returns the exit code (2: bad arguments)."""
     parser, subparsers = build_parser()
     args = parser.parse_args(argv)
+    compilation.from_arguments(args)
     _COMMANDS[args.study][1](args, subparsers[args.study])
     return 0

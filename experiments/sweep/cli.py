@@ -34,7 +34,7 @@ from experiments.config.specs import (
     instance_from_mapping,
 )
 from experiments.sweep import distributed, plan
-from jaxbai import plugins
+from jaxbai import compilation, plugins
 from jaxbai.engine import KERNELS
 
 __all__ = [
@@ -189,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="replace an earlier sweep's results in --out (refused without this or --resume)",
     )
     plugins.add_argument(run)
+    compilation.add_argument(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument(
         "--plan",
@@ -329,6 +330,7 @@ def main(argv: Sequence[str] | None = None, *, supervised: bool = False) -> int:
         distributed.initialize(args)
     except ValueError as err:
         parser.error(str(err))
+    compilation.from_arguments(args)
     if args.plan:
         from jaxbai import engine
 

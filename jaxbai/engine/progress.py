@@ -9,7 +9,10 @@ until the first chunk of a grid returns, then ``running``; a caller may add its 
 The rate is the samples the running jobs drew per second (idle lanes draw none), measured on the
 chunks that ran without compiling (`Measured`). The ETA is the current grid's (`grid_eta`): the
 samples still to draw at that rate, or the longest run left at one lane's rate if that is longer
-(the tail of a grid; a lower bound on the tail, see `grid_eta`). The samples still to draw
+(the tail of a grid; a lower bound on the tail, see `grid_eta`). Once the runs left have drawn
+what was expected of them (a long tail: a few runs far beyond the others), the estimate says
+nothing about when they stop, and the bar shows ``ETA unknown (tail past its estimate)`` rather
+than a time. The samples still to draw
 are estimated (`expected_samples`): each unfinished run's `jaxbai.engine.predicted_cost`
 scaled by the samples per unit of cost of the runs already finished (restored ones included),
 capped at the budget. Until a run has finished, and until a chunk has run after compilation,
@@ -100,7 +103,9 @@ def grid_eta(
 
     The tail part is a lower bound for the expected longest run: it counts that run as having
     drawn ``worked[1]``, the steps of a lane since the grid started, and a run that started
-    later has drawn fewer.
+    later has drawn fewer. Once the runs left have drawn all that was expected of them (in all,
+    or the longest), the estimate is spent and the ETA unknown: ``inf`` (`Progress` says so),
+    never 0 while runs remain.
 
     Args:
         expected: `expected_samples` of the unfinished runs (None: unknown; empty: none left).
@@ -111,12 +116,17 @@ def grid_eta(
     Examples:
         >>> grid_eta(np.array([100.0, 300.0]), (50.0, 100.0), Measured(1.0, 200, 100))
         2.0
+        >>> grid_eta(np.array([100.0, 300.0]), (50.0, 400.0), Measured(1.0, 200, 100))
+        inf
     """
     if expected is None or not len(expected):
         return None
-    pool = eta_seconds(measured.pool, measured.seconds, float(expected.sum()) - worked[0])
-    lane = eta_seconds(measured.lane, measured.seconds, float(expected.max()) - worked[1])
-    return None if pool is None or lane is None else max(pool, lane)
+    left = (float(expected.sum()) - worked[0], float(expected.max()) - worked[1])
+    pool = eta_seconds(measured.pool, measured.seconds, left[0])
+    lane = eta_seconds(measured.lane, measured.seconds, left[1])
+    if pool is None or lane is None:
+        return None
+    return math.inf if min(left) <= 0 else max(pool, lane)
 
 
 def _shape() -> dict[str, object]:
@@ -223,13 +233,16 @@ class Progress:
 
     def update(self, done: int, samples: int = 0, rate: float | None = None, eta=None) -> None:
         """``done`` runs of the current grid finished; ``samples`` drawn in this call at
-        ``rate`` samples/s (None: not measured yet); ``eta`` in seconds (None: unknown)."""
+        ``rate`` samples/s (None: not measured yet); ``eta`` in seconds (None: not estimated
+        yet, ``inf``: the runs left are past their estimate, `grid_eta`)."""
         if self._bar is None:
             return
         parts = [f"{samples:.3g} samples"] if samples else []
         if rate is not None:
             parts.append(f"{rate:.3g} samples/s")
-        if eta is not None:
+        if eta == math.inf:
+            parts.append("ETA unknown (tail past its estimate)")
+        elif eta is not None:
             parts.append(f"ETA ~{self._bar.format_interval(eta)} (estimate)")
         self._bar.n = self._base + int(done)
         self._bar.set_postfix_str(", ".join(parts), refresh=False)

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import jaxbai.trial.secure_noise as secure_noise
-from jaxbai import plugins
+from jaxbai import compilation, plugins
 from jaxbai.registry import ALGORITHMS
 from jaxbai.trial._algorithm import participant_mechanism
 from jaxbai.trial._config import NOISE_MODES, OUTCOMES
@@ -106,6 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     common = argparse.ArgumentParser(add_help=False)
     plugins.add_argument(common)
+    compilation.add_argument(common)
     sub = {
         name: commands.add_parser(
             name, parents=[common], help=text, description=text[0].upper() + text[1:] + "."
@@ -211,6 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     args = _parser().parse_args(argv)
+    compilation.from_arguments(args)
     try:
         print(_run(args))
     except (ValueError, RuntimeError, OSError, sqlite3.Error) as err:
