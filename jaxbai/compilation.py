@@ -15,6 +15,9 @@ cache); `compilation_cache` turns that on for this process in a directory of jax
 * **Safe to share between processes.** Reads and writes take a file lock (the ``filelock``
   package, through JAX's size-bounded cache, `MAX_BYTES`): two sweeps, pytest-xdist workers or
   the processes of a ``jax.distributed`` run (only the first writes) can use one directory.
+* **Theory values too.** `remembered` keeps the values of jaxbai's theory (the characteristic
+  times a figure overlays, which take seconds to trace in every process even when their
+  programs are cached) beside the programs, keyed by the function and the exact inputs.
 * **Never in the way.** A corrupt entry or one that cannot be written is compiled instead, with
   JAX's one warning; a directory that cannot be created or is not private turns the cache off
   with one line on stderr.
@@ -39,15 +42,19 @@ On a GPU the cache has not been checked yet (no GPU was available when it was wr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import hashlib
 import os
 import platform
 import stat
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import jax
+import numpy as np
 
 from jaxbai.version import __version__
 
@@ -60,6 +67,7 @@ __all__ = [
     "from_arguments",
     "jaxbai_key",
     "machine_key",
+    "remembered",
     "source_key",
 ]
 
@@ -209,3 +217,43 @@ def add_argument(parser: argparse.ArgumentParser) -> None:
 def from_arguments(args: argparse.Namespace) -> Path | None:
     """`compilation_cache` as a command line asked for it (on unless ``--no-cache``)."""
     return compilation_cache(enabled=not args.no_cache)
+
+
+def remembered(name: str, function: Callable[..., object], *args: object) -> np.ndarray:
+    """``np.asarray(function(*args))``, read from the cache directory when the cache is on and
+    it holds the value, else computed (and written there). For jaxbai's own pure functions only:
+    the key is ``name`` and the exact arguments (arrays: dtype, shape and bytes; others: their
+    ``repr``), and the directory's jaxbai key stands for the function's code. A file that cannot
+    be read is computed again; one that cannot be written is left out.
+
+    Examples:
+        >>> remembered("double", lambda x: 2 * x, np.arange(3)).tolist()
+        [0, 2, 4]
+    """
+    directory = _state["directory"]
+    if directory is None:
+        return np.asarray(function(*args))
+    digest = hashlib.sha256(name.encode())
+    for arg in args:
+        if isinstance(arg, np.ndarray):
+            digest.update(f"|{arg.dtype.str}{arg.shape}|".encode() + arg.tobytes())
+        else:
+            digest.update(f"|{arg!r}".encode())
+    path = directory / "values" / f"{name}-{digest.hexdigest()[:32]}.npy"
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        pass
+    value = np.asarray(function(*args))
+    temp = None
+    try:
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        handle, temp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(handle, "wb") as f:
+            np.save(f, value, allow_pickle=False)
+        os.replace(temp, path)  # whole or not at all, for a concurrent reader
+    except OSError:
+        if temp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+    return value

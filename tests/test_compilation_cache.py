@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from jaxbai import compilation
@@ -123,3 +124,35 @@ def test_every_command_line_offers_no_cache(command, capsys):
     with pytest.raises(SystemExit):
         module.main([*command[1:], "--help"])
     assert "--no-cache" in capsys.readouterr().out
+
+
+def test_remembered_values_are_computed_once_per_input(tmp_path, monkeypatch):
+    """`remembered`: a value is computed once per (name, exact inputs) and read back after;
+    an unreadable file is computed again (and replaced); with the cache off, nothing is kept."""
+    calls = []
+
+    def square(x: np.ndarray, label: str) -> np.ndarray:
+        calls.append(label)
+        return x**2
+
+    x = np.array([0.5, 2.0])
+    monkeypatch.setitem(compilation._state, "directory", tmp_path)
+    first = compilation.remembered("square", square, x, "a")
+    again = compilation.remembered("square", square, x, "a")
+    np.testing.assert_array_equal(first, [0.25, 4.0])
+    np.testing.assert_array_equal(again, first)
+    assert calls == ["a"]
+    compilation.remembered("square", square, x.astype(np.float32), "a")  # other dtype
+    compilation.remembered("square", square, x, "b")  # other argument
+    compilation.remembered("cube", square, x, "a")  # other name
+    assert calls == ["a", "a", "b", "a"]
+    for path in (tmp_path / "values").iterdir():
+        path.write_bytes(b"damaged")
+    np.testing.assert_array_equal(compilation.remembered("square", square, x, "a"), first)
+    assert calls[-1] == "a" and len(calls) == 5
+    np.testing.assert_array_equal(compilation.remembered("square", square, x, "a"), first)
+    assert len(calls) == 5  # replaced by the recomputed value
+    assert not list((tmp_path / "values").glob("*.tmp"))
+    monkeypatch.setitem(compilation._state, "directory", None)
+    compilation.remembered("square", square, x, "a")
+    assert len(calls) == 6

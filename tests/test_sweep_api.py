@@ -59,6 +59,28 @@ def test_run_returns_the_tables_the_cli_writes(tmp_path):
     assert list(result.claims_frame()["key"]) == [c.key for c in result.claims]
 
 
+def test_no_figures_writes_tables_and_report_and_plot_draws_them_later(tmp_path, capsys):
+    """``--no-figures``: the same runs and report, no figure; ``experiments.plot`` then draws
+    from runs.csv the figures a full sweep draws."""
+    out = tmp_path / "bare"
+    assert cli.main([*ARGV, "--quiet", "--no-figures", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"figures: not drawn (python -m experiments.plot {out / 'runs.csv'}" in printed
+    assert not list((out / "figures").glob("*")) and (out / "report.md").exists()
+    result = sweep.run(
+        grids.config_from_preset("quick", **OVERRIDES), progress=False, figures=False
+    )
+    assert result.figures == {}
+    pd.testing.assert_frame_equal(result.runs, read_csv(out / "runs.csv"))
+    assert result.report + "\n" == (out / "report.md").read_text()
+    from experiments.plot import cli as plot_cli
+
+    assert plot_cli.main([str(out / "runs.csv")]) == 0
+    drawn = {os.path.splitext(name)[0] for name in os.listdir(out / "figures")}
+    full = sweep.run(grids.config_from_preset("quick", **OVERRIDES), progress=False)
+    assert drawn == set(full.figures)
+
+
 def test_mapping_and_file_give_the_same_sweep_and_write_nothing(tmp_path, monkeypatch):
     work = tmp_path / "cwd"
     work.mkdir()

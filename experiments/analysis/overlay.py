@@ -94,18 +94,23 @@ def theory_model(family: str, privacy: str) -> str | None:
 
 @functools.lru_cache(maxsize=256)
 def _switch(means: tuple[float, ...], privacy: str) -> float:
-    from jaxbai import theory
+    from jaxbai import compilation, theory
 
-    return float(theory.regime_switch(np.asarray(means), privacy))
+    return float(
+        compilation.remembered("regime_switch", theory.regime_switch, np.asarray(means), privacy)
+    )
 
 
 @functools.lru_cache(maxsize=256)
 def _t_kl(means: tuple[float, ...], family: str, sigma: float | None) -> float:
-    from jaxbai import theory
+    from jaxbai import compilation, theory
 
-    if family == "gaussian":
-        return float(theory.t_star(np.asarray(means), "kl_gaussian", sigma=sigma)[0])
-    return float(theory.t_star(np.asarray(means), "kl_bernoulli")[0])
+    def solve(arms: np.ndarray, family: str, sigma: float | None) -> np.ndarray:
+        if family == "gaussian":
+            return theory.t_star(arms, "kl_gaussian", sigma=sigma)[0]
+        return theory.t_star(arms, "kl_bernoulli")[0]
+
+    return float(compilation.remembered("t_star", solve, np.asarray(means), family, sigma))
 
 
 def regime_switch(means, privacy: str, family: str = "bernoulli") -> float:
@@ -120,7 +125,7 @@ def characteristic_time(
     means, privacy: str, epsilon: np.ndarray, family: str = "bernoulli", sigma=None
 ) -> np.ndarray:
     """T*_KL, T*_ℓ(ε) or T*_g(ε) for each ε (∞ allowed); NaN where `theory_model` is None."""
-    from jaxbai import theory
+    from jaxbai import compilation, theory
 
     means = np.asarray(means, np.float64)
     eps = np.atleast_1d(np.asarray(epsilon, np.float64))
@@ -131,9 +136,10 @@ def characteristic_time(
     finite = np.isfinite(eps)
     if model != "none" and finite.any():
         if model == "local":
-            times = theory.t_star_local(means, np.minimum(eps[finite], LOCAL_EPSILON_CAP))
+            solve, at = theory.t_star_local, np.minimum(eps[finite], LOCAL_EPSILON_CAP)
         else:
-            times = theory.t_star_global(means, eps[finite])
+            solve, at = theory.t_star_global, eps[finite]
+        times = compilation.remembered(solve.__name__, solve, means, at)
         out[finite] = np.asarray(times, np.float64)
     return out
 
@@ -200,13 +206,17 @@ T*_ε solve serves every report of instances with the same number of arms."""
 def dp_lower_bound(means, epsilons: np.ndarray, delta: float) -> np.ndarray:
     """T*_ε(ν) log(1/(3δ)) (Jourdan & Azize 2025, `jaxbai.theory.t_star_dp`) at each ε of
     ``epsilons`` (finite; Bernoulli means, δ < 1/3), solved in batches of `DP_BOUND_BATCH`."""
-    from jaxbai import theory
+    from jaxbai import compilation, theory
 
     epsilons = np.asarray(epsilons, np.float64)
     unique = np.unique(epsilons)
     padded = np.resize(unique, -(-len(unique) // DP_BOUND_BATCH) * DP_BOUND_BATCH)
     arms = np.asarray(means, np.float64)
-    times, _ = theory.t_star_dp(np.broadcast_to(arms, (len(padded), len(arms))), padded)
+
+    def solve(arms: np.ndarray, padded: np.ndarray) -> np.ndarray:
+        return theory.t_star_dp(np.broadcast_to(arms, (len(padded), len(arms))), padded)[0]
+
+    times = compilation.remembered("t_star_dp", solve, arms, padded)
     time_of = dict(zip(padded.tolist(), np.asarray(times, np.float64).tolist(), strict=True))
     return np.array([time_of[e] for e in epsilons.tolist()]) * np.log(1 / (3 * delta))
 

@@ -190,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     plugins.add_argument(run)
     compilation.add_argument(run)
+    run.add_argument(
+        "--no-figures",
+        action="store_true",
+        help="tables and report only (an exploratory sweep); python -m experiments.plot "
+        "OUT/runs.csv draws the figures later",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument(
         "--plan",
@@ -350,6 +356,7 @@ def main(argv: Sequence[str] | None = None, *, supervised: bool = False) -> int:
             command=["python", "-m", "experiments.sweep", *argv],
             chunk_steps=args.chunk_steps,
             max_chunks=args.max_chunks,
+            figures=not args.no_figures,
         )
     except sweep.Interrupted as err:
         resume = distributed.resume_command("experiments.sweep", argv)
@@ -406,4 +413,8 @@ def print_summary(result: sweep.SweepResult) -> None:
     )
     for key in ("runs", "summary", "sidecar", "report"):
         print(f"{key:>8}: {result.paths[key]}")
-    print(f" figures: {os.path.join(result.config.out, 'figures')}/")
+    if result.figures:
+        print(f" figures: {os.path.join(result.config.out, 'figures')}/")
+    else:
+        runs = result.paths["runs"]
+        print(f" figures: not drawn (python -m experiments.plot {runs} draws them)")

@@ -127,6 +127,7 @@ def run(
     command: Sequence[str] | None = None,
     chunk_steps: int = 1 << 15,
     max_chunks: int | None = None,
+    figures: bool = True,
 ) -> SweepResult:
     """Run a sweep: every algorithm of the configuration on its grid, then the tables, figures
     and claims.
@@ -147,6 +148,8 @@ def run(
         command: the command line recorded in ``sweep.json`` (the CLI passes its own).
         chunk_steps: engine steps per chunk (between checkpoints).
         max_chunks: stop each engine grid after this many chunks (simulates an interruption).
+        figures: False: draw no figures (tables and report only, for an exploratory sweep);
+            ``python -m experiments.plot OUT/runs.csv`` draws them later from the results.
 
     Raises:
         ValueError: an invalid configuration (`experiments.config.ConfigError`), an
@@ -199,14 +202,13 @@ def run(
                 tables.append(run_table(spec, sweep_config, grid_results))
                 per_algorithm[spec.label] = engine_stats(grid_results)
             bar.name = ""
-            bar.stage(
-                "writing figures and report" if writes else "drawing figures and report", postfix=""
-            )
+            drawn = "figures and report" if figures else "report"
+            bar.stage(f"writing {drawn}" if writes else f"drawing {drawn}", postfix="")
             table = results.concat(tables)
             summary = stats.summarize(
                 table, stats.allocation_targets(table, stats.algorithms_of(sweep_config))
             )
-            figures = plot.draw_figures(summary, sweep_config)
+            drawings = plot.draw_figures(summary, sweep_config) if figures else {}
             where = sweep_config.out if out is not None else None  # report.md's directory
             text, claims = report.report_from_table(table, sweep_config, "runs.csv", where)
             paths: dict[str, object] = {}
@@ -214,13 +216,13 @@ def run(
                 record = sweep_record(
                     sweep_config, per_algorithm, started=started, clock=clock, command=command
                 )
-                paths = write_outputs(sweep_config, table, summary, figures, text, record)
+                paths = write_outputs(sweep_config, table, summary, drawings, text, record)
             bar.stage("done")
         return SweepResult(
             config=sweep_config,
             runs=results.to_frame(table, results.RUN_COLUMNS),
             cells=results.to_frame(summary, stats.SUMMARY_COLUMNS),
-            figures=figures,
+            figures=drawings,
             claims=tuple(claims),
             report=text,
             engine=per_algorithm,
