@@ -230,7 +230,8 @@ def test_a_failed_checkpoint_write_raises_the_original_error(tmp_path, monkeypat
 
 
 # ----------------------------------------------------------------------------- outputs
-TINY = ["--instances", "mu1", "--algorithms", "ttucb", "--runs", "2", "--quiet"]
+# no figures: these tests are about --out, and drawing is most of a tiny sweep's time
+TINY = ["--instances", "mu1", "--algorithms", "ttucb", "--runs", "2", "--quiet", "--no-figures"]
 
 
 def test_out_naming_a_file_is_one_line(tmp_path, capsys):
@@ -286,7 +287,7 @@ def test_a_used_out_is_refused_unless_resumed_or_overwritten(tmp_path, capsys):
     out = tmp_path / "out"
     assert cli.main([*TINY, "--out", str(out)]) == 0
     first = _runs_csv(out)
-    other = ["--instances", "mu1", "--algorithms", "ctb_tt", "--runs", "3", "--quiet"]
+    other = ["--instances", "mu1", "--algorithms", "ctb_tt", "--runs", "3", *TINY[-2:]]
     err = _cli_error(capsys, [*other, "--out", str(out)])
     assert f"output directory {out} holds an earlier sweep's results (sweep.json)" in err
     assert "--resume" in err and "--overwrite" in err
