@@ -45,6 +45,7 @@ import argparse
 import contextlib
 import functools
 import hashlib
+import marshal
 import os
 import platform
 import stat
@@ -76,12 +77,15 @@ ENV_DIRECTORY = "JAXBAI_CACHE_DIR"
 ENV_OFF = "JAXBAI_NO_CACHE"
 """Environment variable: any value but ``""`` or ``"0"`` turns the cache off."""
 MAX_BYTES = 4 * 2**30
-"""Size bound of one ``<machine>/<jaxbai>`` directory; JAX evicts the least recently used
-programs beyond it (and, bounded, takes a file lock for every read and write)."""
+"""Size bound of the compiled programs of one ``<machine>/<jaxbai>`` directory; JAX evicts the
+least recently used beyond it (and, bounded, takes a file lock for every read and write). The
+theory values (``values/``, kilobytes) are not counted, and the directories of earlier jaxbai
+versions or sources are not removed: delete the base directory to reclaim them all."""
 
-_state: dict[str, Path | None] = {"directory": None}
+_state: dict[str, Path | None] = {"directory": None, "base": None}
 
 
+@functools.cache
 def machine_key() -> str:
     """12 hex digits naming this machine's CPU: its architecture, model and feature flags (the
     first processor of ``/proc/cpuinfo`` on Linux, `platform` elsewhere)."""
@@ -126,7 +130,10 @@ def jaxbai_key() -> str:
 def _base(directory: str | os.PathLike[str] | None) -> Path:
     """The base directory: the argument, else ``JAXBAI_CACHE_DIR``, else a directory JAX was
     already given, else the per-user default."""
-    for chosen in (directory, os.environ.get(ENV_DIRECTORY), jax.config.jax_compilation_cache_dir):
+    given = jax.config.jax_compilation_cache_dir
+    if _state["directory"] is not None and given == str(_state["directory"]):
+        given = None  # set by an earlier call: its base was chosen then
+    for chosen in (directory, os.environ.get(ENV_DIRECTORY), _state["base"], given):
         if chosen:
             return Path(chosen).expanduser()
     home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
@@ -135,13 +142,14 @@ def _base(directory: str | os.PathLike[str] | None) -> Path:
 
 def _private(levels: list[Path]) -> None:
     """Create the directories ``levels`` (a base and the levels under it), each 0700, checking
-    each before anything is made inside it: nobody else may write to it (what is missing above
-    the base is made 0700 too). Raises OSError otherwise."""
-    levels[0].parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    each before anything is made inside it: a real directory (not a link) nobody else may write
+    to. Raises OSError otherwise."""
+    levels[0].parent.mkdir(parents=True, exist_ok=True)
     for level in levels:
-        if not level.exists():
-            level.mkdir(mode=0o700)
-        info = level.stat()
+        level.mkdir(mode=0o700, exist_ok=True)  # exist_ok: two processes may start at once
+        info = level.lstat()
+        if not stat.S_ISDIR(info.st_mode):
+            raise PermissionError(f"{level} is not a directory")
         mine = not hasattr(os, "getuid") or info.st_uid == os.getuid()
         if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or not mine:
             raise PermissionError(f"{level} is writable by others or not owned by this user")
@@ -150,7 +158,8 @@ def _private(levels: list[Path]) -> None:
 
 
 def _off() -> None:
-    if _state["directory"] is not None:
+    """No persistent cache in this process, whoever set it (jaxbai or JAX_COMPILATION_CACHE_DIR)."""
+    if _state["directory"] is not None or jax.config.jax_compilation_cache_dir:
         jax.config.update("jax_compilation_cache_dir", None)
         _reset()
     _state["directory"] = None
@@ -181,17 +190,17 @@ def compilation_cache(
     if not enabled or os.environ.get(ENV_OFF, "") not in ("", "0"):
         _off()
         return None
-    base = _base(directory)
-    levels = [base, base / machine_key(), base / machine_key() / jaxbai_key()]
-    path = levels[-1]
-    if _state["directory"] == path:
-        return path
     try:
+        base = _base(directory)
+        levels = [base, base / machine_key(), base / machine_key() / jaxbai_key()]
+        if _state["directory"] == levels[-1]:
+            return levels[-1]
         _private(levels)
-    except OSError as err:
+    except (OSError, RuntimeError) as err:  # RuntimeError: no home directory to default to
         print(f"jaxbai: compilation cache off ({err})", file=sys.stderr)
         _off()
         return None
+    path = levels[-1]
     jax.config.update("jax_compilation_cache_dir", str(path))
     if jax.config.jax_compilation_cache_max_size == -1:  # JAX's default: unbounded, unlocked
         jax.config.update("jax_compilation_cache_max_size", MAX_BYTES)
@@ -200,7 +209,7 @@ def compilation_cache(
         # then still spends about half its compile time on them (measured on `simulate`)
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     _reset()
-    _state["directory"] = path
+    _state["directory"], _state["base"] = path, base
     return path
 
 
@@ -221,10 +230,12 @@ def from_arguments(args: argparse.Namespace) -> Path | None:
 
 def remembered(name: str, function: Callable[..., object], *args: object) -> np.ndarray:
     """``np.asarray(function(*args))``, read from the cache directory when the cache is on and
-    it holds the value, else computed (and written there). For jaxbai's own pure functions only:
-    the key is ``name`` and the exact arguments (arrays: dtype, shape and bytes; others: their
-    ``repr``), and the directory's jaxbai key stands for the function's code. A file that cannot
-    be read is computed again; one that cannot be written is left out.
+    it holds the value, else computed (and written there). For pure functions of jaxbai and its
+    experiments: the key is ``name``, the function's compiled code (its body, not what it
+    calls: jaxbai's source is in the directory's key), the exact arguments (strings, numbers and
+    None by value, anything else as a NumPy array: dtype, shape and bytes), JAX's version,
+    backend and x64 mode. A file that cannot be read is computed again; one that cannot be
+    written is left out.
 
     Examples:
         >>> remembered("double", lambda x: 2 * x, np.arange(3)).tolist()
@@ -234,15 +245,20 @@ def remembered(name: str, function: Callable[..., object], *args: object) -> np.
     if directory is None:
         return np.asarray(function(*args))
     digest = hashlib.sha256(name.encode())
+    code = getattr(function, "__code__", None)
+    digest.update(marshal.dumps(code) if code is not None else repr(function).encode())
+    settings = (jax.__version__, jax.default_backend(), jax.config.jax_enable_x64)
+    digest.update(repr(settings).encode())
     for arg in args:
-        if isinstance(arg, np.ndarray):
-            digest.update(f"|{arg.dtype.str}{arg.shape}|".encode() + arg.tobytes())
+        if arg is None or isinstance(arg, (str, bool, int, float)):
+            digest.update(f"|{type(arg).__name__}:{arg!r}".encode())
         else:
-            digest.update(f"|{arg!r}".encode())
+            array = np.ascontiguousarray(arg)
+            digest.update(f"|{array.dtype.str}{array.shape}|".encode() + array.tobytes())
     path = directory / "values" / f"{name}-{digest.hexdigest()[:32]}.npy"
     try:
         return np.load(path, allow_pickle=False)
-    except (OSError, ValueError):
+    except Exception:  # missing, damaged or truncated: computed again
         pass
     value = np.asarray(function(*args))
     temp = None

@@ -56,8 +56,9 @@ def pytest_configure(config: pytest.Config) -> None:
     seconds = float(os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"])
     jax.config.update("jax_persistent_cache_min_compile_time_secs", seconds)
     where = compilation.compilation_cache()
-    if where is not None:
-        os.environ["JAX_COMPILATION_CACHE_DIR"] = str(where)
+    if where is not None:  # for a subprocess that does not call compilation_cache: the same
+        os.environ["JAX_COMPILATION_CACHE_DIR"] = str(where)  # directory, size-bounded and
+        os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(compilation.MAX_BYTES)  # locked
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -28,6 +28,7 @@ import jaxbai
 events = []
 jax.monitoring.register_event_listener(lambda name, **_: events.append(name))
 where = jaxbai.compilation_cache(sys.argv[1])
+assert where is None or jaxbai.compilation_cache() == where  # a rerun cell: the same directory
 cost = jax.jit(jaxbai.theory.private_cost)(0.9, 0.5, 1.0, 2.0, 0.5)
 print(where, float(cost), events.count(HIT), events.count(MISS))
 """
@@ -79,7 +80,9 @@ def test_a_corrupt_entry_is_compiled_again_with_a_warning(tmp_path):
 
 
 def test_no_cache_and_a_directory_others_may_write_turn_it_off(tmp_path):
-    where, cost, hits, misses, _ = _process(tmp_path, **{compilation.ENV_OFF: "1"})
+    jax_own = tmp_path / "jax"  # JAX's own variable is turned off too
+    off = {compilation.ENV_OFF: "1", "JAX_COMPILATION_CACHE_DIR": str(jax_own)}
+    where, cost, hits, misses, _ = _process(tmp_path / "base", **off)
     assert where == "None" and hits == misses == 0 and not any(tmp_path.iterdir())
     shared = tmp_path / "shared"
     shared.mkdir()
@@ -146,8 +149,8 @@ def test_remembered_values_are_computed_once_per_input(tmp_path, monkeypatch):
     compilation.remembered("square", square, x, "b")  # other argument
     compilation.remembered("cube", square, x, "a")  # other name
     assert calls == ["a", "a", "b", "a"]
-    for path in (tmp_path / "values").iterdir():
-        path.write_bytes(b"damaged")
+    for number, path in enumerate((tmp_path / "values").iterdir()):
+        path.write_bytes(b"damaged" if number % 2 else b"")  # damaged or empty
     np.testing.assert_array_equal(compilation.remembered("square", square, x, "a"), first)
     assert calls[-1] == "a" and len(calls) == 5
     np.testing.assert_array_equal(compilation.remembered("square", square, x, "a"), first)

@@ -79,6 +79,9 @@ def test_no_figures_writes_tables_and_report_and_plot_draws_them_later(tmp_path,
     drawn = {os.path.splitext(name)[0] for name in os.listdir(out / "figures")}
     full = sweep.run(grids.config_from_preset("quick", **OVERRIDES), progress=False)
     assert drawn == set(full.figures)
+    (out / "figures" / "notes.txt").write_text("mine")  # not a figure: kept
+    assert cli.main([*ARGV, "--quiet", "--no-figures", "--overwrite", "--out", str(out)]) == 0
+    assert os.listdir(out / "figures") == ["notes.txt"]  # the earlier sweep's figures: gone
 
 
 def test_mapping_and_file_give_the_same_sweep_and_write_nothing(tmp_path, monkeypatch):

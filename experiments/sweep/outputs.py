@@ -220,8 +220,25 @@ def write_outputs(
     results.write_csv(table, paths["runs"], results.RUN_COLUMNS)
     results.write_csv(summary, paths["summary"], stats.SUMMARY_COLUMNS)
     paths["figures"] = plot.save_figures(figures, os.path.join(out, "figures"), sweep_config)
+    _remove_stale_figures(os.path.join(out, "figures"), paths["figures"])
     with results.replacing(paths["report"]) as f:
         f.write(text + "\n")
     sidecar["files"] = {k: v for k, v in paths.items() if k != "sidecar"}
     results.write_json(sidecar, paths["sidecar"])
     return paths
+
+
+def _remove_stale_figures(directory: str, written: list[str]) -> None:
+    """Remove the figure files of an earlier sweep in ``directory`` (one this sweep's --resume or
+    --overwrite replaces) that this sweep did not write, so that figures/ never shows another
+    grid (or, with ``--no-figures``, any). A linked directory is left alone."""
+    from experiments.config.schema import FORMATS
+
+    if os.path.islink(directory) or not os.path.isdir(directory):
+        return
+    keep = {os.path.basename(path) for path in written}
+    for name in os.listdir(directory):
+        path = os.path.join(directory, name)
+        stale = name not in keep and name.rsplit(".", 1)[-1] in FORMATS
+        if stale and os.path.isfile(path) and not os.path.islink(path):
+            os.remove(path)

@@ -103,9 +103,9 @@ def grid_eta(
 
     The tail part is a lower bound for the expected longest run: it counts that run as having
     drawn ``worked[1]``, the steps of a lane since the grid started, and a run that started
-    later has drawn fewer. Once the runs left have drawn all that was expected of them (in all,
-    or the longest), the estimate is spent and the ETA unknown: ``inf`` (`Progress` says so),
-    never 0 while runs remain.
+    later has drawn fewer. Once the runs left have drawn all that was expected of them, together,
+    the estimate is spent and the ETA unknown: ``inf`` (`Progress` says so), never 0 while runs
+    remain. (The longest run alone is no such sign: a lane's steps count every job it ran.)
 
     Args:
         expected: `expected_samples` of the unfinished runs (None: unknown; empty: none left).
@@ -116,7 +116,7 @@ def grid_eta(
     Examples:
         >>> grid_eta(np.array([100.0, 300.0]), (50.0, 100.0), Measured(1.0, 200, 100))
         2.0
-        >>> grid_eta(np.array([100.0, 300.0]), (50.0, 400.0), Measured(1.0, 200, 100))
+        >>> grid_eta(np.array([100.0, 300.0]), (450.0, 400.0), Measured(1.0, 200, 100))
         inf
     """
     if expected is None or not len(expected):
@@ -126,7 +126,7 @@ def grid_eta(
     lane = eta_seconds(measured.lane, measured.seconds, left[1])
     if pool is None or lane is None:
         return None
-    return math.inf if min(left) <= 0 else max(pool, lane)
+    return math.inf if left[0] <= 0 else max(pool, lane)
 
 
 def _shape() -> dict[str, object]:
