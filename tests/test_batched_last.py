@@ -1,4 +1,5 @@
-"""`jaxbai.arrays.batched_last`: under vmap (nested too) the values of the plain function.
+"""`jaxbai.arrays.batched_last`: under vmap (nested too) the values of the plain function;
+`jaxbai.arrays.argmax_random_ties_lanes_last`: the index of `argmax_random_ties`.
 
 Compiled programs of different shapes may round a product-sum differently (one contracted to a
 fused multiply-add, the other not), so the vmapped values are compared to the jitted function's
@@ -9,9 +10,15 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from jaxbai import theory
-from jaxbai.arrays import batched_last
+from jaxbai.arrays import (
+    UNROLL_ARMS,
+    argmax_random_ties,
+    argmax_random_ties_lanes_last,
+    batched_last,
+)
 
 cost = batched_last(theory.private_cost)
 ULPS = 2.5e-7  # 2 float32 units in the last place, relative
@@ -60,4 +67,39 @@ def test_nested_vmap():
         np.asarray(jax.jit(theory.private_cost)(args[0], args[1], 2.0, 3.0, 0.5)),
         rtol=ULPS,
         atol=0,
+    )
+
+
+def _ties(num_lanes: int, num_arms: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Values with many ties (a few levels), some NaN and ±inf, and random priorities, some of
+    them tied too."""
+    rng = np.random.default_rng(seed)
+    values = rng.choice([0.0, -0.0, 1.0, 2.0, np.inf, -np.inf], size=(num_lanes, num_arms))
+    values[rng.random(values.shape) < 0.02] = np.nan
+    priority = rng.choice([0.1, 0.5, 0.9], size=values.shape) * rng.random(values.shape)
+    priority[:, : num_arms // 2] = 0.5  # equal priorities: the lowest index wins
+    return values.astype(np.float32), priority.astype(np.float32)
+
+
+@pytest.mark.parametrize("num_arms", [2, 5, UNROLL_ARMS + 3])
+def test_argmax_lanes_last_is_argmax_random_ties(num_arms):
+    values, priority = _ties(512, num_arms, seed=num_arms)
+    want = jax.jit(jax.vmap(argmax_random_ties))(values, priority)
+    got = jax.jit(jax.vmap(argmax_random_ties_lanes_last))(values, priority)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert np.isnan(values).any(axis=1).any()  # the NaN rows were compared too
+    # unbatched, one argument unbatched, nested
+    np.testing.assert_array_equal(
+        int(argmax_random_ties_lanes_last(values[0], priority[0])),
+        int(argmax_random_ties(values[0], priority[0])),
+    )
+    shared = jax.jit(jax.vmap(argmax_random_ties_lanes_last, in_axes=(None, 0)))
+    np.testing.assert_array_equal(
+        np.asarray(shared(values[0], priority)),
+        np.asarray(jax.vmap(argmax_random_ties, in_axes=(None, 0))(values[0], priority)),
+    )
+    nested = jax.jit(jax.vmap(jax.vmap(argmax_random_ties_lanes_last)))
+    np.testing.assert_array_equal(
+        np.asarray(nested(values.reshape(8, 64, -1), priority.reshape(8, 64, -1))).ravel(),
+        np.asarray(want),
     )

@@ -16,6 +16,9 @@ step (Alg. 1) with `dataclasses.replace`, so the difference to ``full`` is what 
   selects that keep a stopped or budgeted lane unchanged;
 - ``floor + stopping``: the floor with the GLR test.
 
+Then ``ns per planned pull``: `pull_costs`, one planned pull of DP-TT, EB-TCI's cost in DP-TT's
+step, AdaP-TT and AdaP-TT* (the per-episode path's inner loop), in ns per lane.
+
 Beside them, ``3x scalar``: the ns per sample and core at which the engine would run at three
 times the scalar numba loop measured in the same process (W1's loop, 4096 runs on all cores;
 omitted without numba), the target of the lean-step work. Usage:
@@ -30,7 +33,7 @@ import dataclasses
 import time
 from typing import Any
 
-__all__ = ["VARIANTS", "main", "step_costs", "variants"]
+__all__ = ["PULLED", "VARIANTS", "main", "pull_costs", "step_costs", "variants"]
 
 VARIANTS = (
     "full",
@@ -93,22 +96,73 @@ def variants() -> dict[str, Any]:
 
 def step_costs(num_lanes: int, steps: int, repeats: int) -> dict[str, float]:
     """Best ns per lane-step of each of `VARIANTS` (see the module docstring)."""
-    import jax
     import jax.numpy as jnp
 
     import jaxbai
-    from experiments.bench.kernels import lane_pool
     from jaxbai import engine
     from jaxbai.engine import lane_program
 
     means = jaxbai.PAPER_INSTANCES["mu1"]
     # δ small enough that no lane stops within the measured steps
     jobs = engine.grid_jobs(jaxbai.bernoulli(means), [float("inf")], 1e-6, num_lanes)
+    steppers = {
+        name: (alg, lane_program.lanes_step(alg, jnp.int32(2**30), lane_program.lanes_minor))
+        for name, alg in variants().items()
+    }
+    return _best_ns(steppers, jobs, len(means), steps, repeats)
+
+
+PULLED = ("dp_tt", "eb_tci", "adap_tt", "adap_tt_star")
+"""The algorithms whose planned pull `pull_costs` times."""
+
+
+def pull_costs(num_lanes: int, pulls: int, repeats: int) -> dict[str, float]:
+    """Best ns per lane and planned pull (`jaxbai.toptwo.PerEpisode.planned_pull`: the leader,
+    the challenger and the tracking rule, no reward) of each of `PULLED` on mu1 at ε = 0.1, in
+    the engine's lane layout; what DP-TT's private costs weigh against AdaP-TT's step. EB-TCI
+    is not episodic: its pulls are timed as `jaxbai.toptwo.EpisodicTopTwo.planned_pull` of DP-TT
+    with EB-TCI's cost (C*_∞, the Bernoulli KL)."""
+    import dataclasses
+
+    import jax
+    import jax.numpy as jnp
+
+    import jaxbai
+    from jaxbai import engine
+    from jaxbai.engine import lane_program
+    from jaxbai.toptwo import PerEpisode
+
+    means = jaxbai.PAPER_INSTANCES["mu1"]
+    jobs = engine.grid_jobs(jaxbai.bernoulli(means), [0.1], 1e-6, num_lanes)
+    algorithms = {name: jaxbai.ALGORITHMS[name]() for name in PULLED if name != "eb_tci"}
+    algorithms["eb_tci"] = dataclasses.replace(algorithms["dp_tt"], cost=jaxbai.eb_tci().cost)
+    steppers = {}
+    for name in PULLED:
+        alg = PerEpisode(algorithms[name])
+        pull = jax.vmap(lambda s, p, alg=alg: alg.planned_pull(s, p, jnp.int32(2**30)))
+
+        def one(lanes: Any, pull: Any = pull) -> Any:
+            state = pull(lanes.state, lanes.params)
+            return lane_program.lanes_minor(lanes._replace(state=state))
+
+        steppers[name] = (alg, one)
+    return _best_ns(steppers, jobs, len(means), pulls, repeats)
+
+
+def _best_ns(
+    steppers: dict[str, tuple[Any, Any]], jobs: Any, num_arms: int, steps: int, repeats: int
+) -> dict[str, float]:
+    """Best ns per lane and step of each (algorithm, lanes → lanes step), ``steps`` steps per
+    timed call of a `fori_loop` over a pool of one lane per job, compilation excluded, the
+    programs timed in turn ``repeats`` times."""
+    import jax
+
+    from experiments.bench.kernels import lane_pool
+
     programs = {}
     with jax.default_device(jax.devices("cpu")[0]):
-        for name, alg in variants().items():
-            lanes, _ = lane_pool(alg, jobs, len(means))
-            one = lane_program.lanes_step(alg, jnp.int32(2**30), lane_program.lanes_minor)
+        for name, (alg, one) in steppers.items():
+            lanes, _ = lane_pool(alg, jobs, num_arms)
 
             def run(pool: Any, one: Any = one) -> Any:
                 return jax.lax.fori_loop(0, steps, lambda _, ln: one(ln), pool)
@@ -121,7 +175,7 @@ def step_costs(num_lanes: int, steps: int, repeats: int) -> dict[str, float]:
                 begin = time.perf_counter()
                 jax.block_until_ready(compiled(start))
                 best[name] = min(best[name], time.perf_counter() - begin)
-    return {name: wall / (num_lanes * steps) * 1e9 for name, wall in best.items()}
+    return {name: wall / (len(jobs) * steps) * 1e9 for name, wall in best.items()}
 
 
 def _three_times_scalar() -> float | None:
@@ -153,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     steps, repeats = (16, 1) if quick else (args.steps, args.repeats)
     report: dict[str, Any] = {"lanes": args.lanes, "steps": steps, "repeats": repeats}
     report["ns_per_lane_step"] = step_costs(args.lanes, steps, repeats)
+    report["ns_per_planned_pull"] = pull_costs(args.lanes, steps, repeats)
     if not quick:
         report["three_times_scalar_ns_per_sample"] = _three_times_scalar()
     rows = ["| variant | ns per lane-step |", "| --- | --- |"]
@@ -160,4 +215,6 @@ def main(argv: list[str] | None = None) -> int:
     target = report.get("three_times_scalar_ns_per_sample")
     if target is not None:
         rows.append(f"| 3x scalar (ns per sample and core) | {target:.1f} |")
+    rows += ["", "| algorithm (mu1, ε = 0.1) | ns per planned pull |", "| --- | --- |"]
+    rows += [f"| {k} | {v:.1f} |" for k, v in report["ns_per_planned_pull"].items()]
     return write_report(report, args.out, "\n".join(rows))

@@ -17,7 +17,14 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxbai import checks, mechanisms
-from jaxbai.arrays import argmax_random_ties, one_hot, pick, tree_where, uniforms_from_key
+from jaxbai.arrays import (
+    argmax_random_ties,
+    argmax_random_ties_lanes_last,
+    one_hot,
+    pick,
+    tree_where,
+    uniforms_from_key,
+)
 from jaxbai.base import (
     AlgorithmInfo,
     Episodic,
@@ -218,15 +225,17 @@ class TopTwo:
         """K, the real number of arms (static; `arms` when the arrays are padded)."""
         return state.counts.shape[0] if self.arms is None else self.arms
 
-    def argmax(self, values: jax.Array, state: TopTwoState) -> Scalar:
+    def argmax(self, values: jax.Array, state: TopTwoState, lanes_last: bool = False) -> Scalar:
         """argmax of ``values`` ``(K,)`` with the algorithm's tie rule (`TIE_RULES`), int32;
-        never a padded arm (`arms`)."""
+        never a padded arm (`arms`). ``lanes_last`` for values computed lanes-last
+        (`jaxbai.arrays.argmax_random_ties_lanes_last`: the same index)."""
         if self.arms is not None:
             real = jnp.arange(values.shape[0]) < self.arms
             values = jnp.where(real, values, -jnp.inf)
         if self.ties == "lowest_index":
             return jnp.argmax(values).astype(jnp.int32)
-        return argmax_random_ties(values, state.priority)
+        random_ties = argmax_random_ties_lanes_last if lanes_last else argmax_random_ties
+        return random_ties(values, state.priority)
 
     def leader(self, state: TopTwoState, params: TopTwoParams) -> Scalar:
         """The leader B by `leader_rule` (Alg. 1, line 8): argmax_a μ̃_a + b_a by default."""
