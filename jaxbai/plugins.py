@@ -15,9 +15,10 @@ folder's ``sweep.json`` name the modules a configuration needs, and a command re
 refuses (or, for plot and report, notes) any that the command line did not load
 (`require_loaded`): a results folder someone sends you is data.
 
-The registry remembers the plugin that registered an entry
-(`jaxbai.registry.AlgorithmEntry.plugin`); a trial records it and names it when it is reopened
-without it (`missing_algorithm`).
+The registry remembers the plugin that registered an entry and the SHA-256 of its source
+(`jaxbai.registry.AlgorithmEntry.plugin`, `source_digest`). A trial records both and refuses to
+run under an entry that differs: the plugin not loaded (`missing_algorithm`), another plugin, a
+plugin that replaced a built-in, or a changed source (`jaxbai.trial`).
 
 Examples:
     >>> import jaxbai, pathlib, sys, tempfile
@@ -40,9 +41,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import contextvars
+import hashlib
 import importlib
 import importlib.metadata
+import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -54,6 +58,7 @@ __all__ = [
     "missing_algorithm",
     "not_loaded",
     "require_loaded",
+    "source_digest",
 ]
 
 ENTRY_POINT_GROUP = "jaxbai.algorithms"
@@ -207,3 +212,30 @@ def missing_algorithm(name: str, plugin: str | None) -> str:
         f"algorithm {name!r} comes from the plugin {plugin!r}, which is not loaded: "
         f"pass --plugin {plugin} (or import {plugin} first)"
     )
+
+
+def source_digest(modules: Sequence[str]) -> str | None:
+    """SHA-256 (hex) of the source of ``modules`` as imported in this process: each one's file,
+    or for a package every ``.py`` file under its directory (with its path relative to it);
+    None if none of them is imported with a source file.
+
+    What a trial (`jaxbai.trial`) and a resumed sweep (`jaxbai.engine`'s checkpoints) compare
+    to tell that a plugin's code changed. Code the modules import from elsewhere is not
+    covered.
+    """
+    digest, found = hashlib.sha256(), False
+    for module in modules:
+        path = getattr(sys.modules.get(module), "__file__", None)
+        if path is None:
+            continue
+        path = Path(path)
+        files = sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
+        try:
+            sources = [(file.relative_to(path.parent), file.read_bytes()) for file in files]
+        except OSError:
+            continue
+        digest.update(f"{module}\0".encode())
+        for name, source in sources:
+            digest.update(f"{name}\0".encode() + hashlib.sha256(source).digest())
+        found = True
+    return digest.hexdigest() if found else None

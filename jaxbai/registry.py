@@ -101,6 +101,9 @@ class AlgorithmEntry:
         plugin: the module whose import registers it (`jaxbai.plugins`: the plugin being
             loaded, else the factory's module), None for jaxbai's own and for one registered
             in ``__main__``; a trial records it.
+        plugin_source: `jaxbai.plugins.source_digest` of ``plugin`` and of the module that
+            defines the factory, when it was registered (None without a plugin); a trial
+            records it and refuses a changed one.
 
     `fused_refusal` says whether the fused GPU kernel runs the algorithm (docs/semantics.md
     §32), and if not, why.
@@ -115,6 +118,7 @@ class AlgorithmEntry:
     style: Style
     published_code_of: str | None = None
     plugin: str | None = None
+    plugin_source: str | None = None
 
     def info(self, **options: Any) -> AlgorithmInfo:
         """The `jaxbai.base.AlgorithmInfo` of the algorithm built with ``options``: privacy
@@ -207,6 +211,7 @@ def _entry(
         if p.kind is not inspect.Parameter.VAR_POSITIONAL
     )
     alg = factory()
+    plugin = _plugin_of(factory)
     if alg.name != name:
         raise ValueError(f"factory for {name!r} builds an algorithm named {alg.name!r}")
     return AlgorithmEntry(
@@ -218,18 +223,34 @@ def _entry(
         episodic=isinstance(alg, Episodic),
         style=style,
         published_code_of=published_code_of,
-        plugin=_plugin_of(factory),
+        plugin=plugin,
+        plugin_source=_plugin_source(plugin, factory),
     )
+
+
+def _factory_module(factory: Callable[..., Algorithm]) -> str | None:
+    """The module that defines ``factory`` (a `functools.partial`'s function)."""
+    target = factory.func if isinstance(factory, functools.partial) else factory
+    return getattr(target, "__module__", None)
 
 
 def _plugin_of(factory: Callable[..., Algorithm]) -> str | None:
     """The plugin being loaded, else the module that defines ``factory`` (None for jaxbai's
     own and for ``__main__``)."""
-    target = factory.func if isinstance(factory, functools.partial) else factory
-    module = plugins.loading() or getattr(target, "__module__", None)
+    module = plugins.loading() or _factory_module(factory)
     if module is None or module == "__main__" or module.split(".")[0] == "jaxbai":
         return None
     return module
+
+
+def _plugin_source(plugin: str | None, factory: Callable[..., Algorithm]) -> str | None:
+    """`jaxbai.plugins.source_digest` of the plugin and of the module defining ``factory`` where
+    it is not jaxbai's own; None without a plugin."""
+    if plugin is None:
+        return None
+    defining = _factory_module(factory) or plugin
+    own = defining.split(".")[0] == "jaxbai"
+    return plugins.source_digest([plugin] if own or defining == plugin else [plugin, defining])
 
 
 class Registry(Mapping[str, AlgorithmEntry]):

@@ -18,6 +18,7 @@ from experiments import config
 from experiments.analysis import results
 from experiments.config import ConfigError
 from jaxbai import plugins
+from jaxbai.trial import PLUGIN_PRIVACY_CLAIM
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -145,6 +146,63 @@ def test_a_trial_records_its_plugin_and_names_it_when_missing(plugin_dir):
     assert "--plugin plug_mod" in missing.stderr and len(missing.stderr.splitlines()) == 1
     status = _run(["jaxbai.trial", "status", path, "--plugin", "plug_mod"], plugin_dir)
     assert status.returncode == 0 and json.loads(status.stdout)["algorithm"] == "plug_tt"
+
+
+REPLACING = textwrap.dedent(
+    """
+    import dataclasses
+    import jaxbai
+
+    def adap_tt(**options):  # passes as the built-in: the same name, other code
+        return dataclasses.replace(jaxbai.adap_tt(beta=0.2, **options), name="adap_tt")
+
+    jaxbai.register("adap_tt", adap_tt, "AdaP-TT", replace=True)
+    """
+)
+
+
+def _trial_create(path: pathlib.Path, algorithm: str, *plugin: str) -> list[str]:
+    create = ["jaxbai.trial", "create", str(path), "--algorithm", algorithm, "--arms", "2"]
+    return [*create, "--epsilon", "1", "--delta", "0.1", "--noise", "prng", *plugin]
+
+
+@pytest.mark.integration
+def test_a_trial_runs_only_the_code_it_was_created_with(plugin_dir):
+    """A replaced built-in, a plugin's algorithm under the built-in, and a plugin whose source
+    changed are each refused by every command, in one line naming what differs; status and the
+    publication name a plugin and say its privacy is the plugin's own claim."""
+    (plugin_dir / "replacing.py").write_text(REPLACING)
+    replacing = ["--plugin", "replacing"]
+    builtin, under_plugin = plugin_dir / "builtin.trial", plugin_dir / "replaced.trial"
+    assert _run(_trial_create(builtin, "adap_tt"), plugin_dir).returncode == 0
+    assert _run(_trial_create(under_plugin, "adap_tt", *replacing), plugin_dir).returncode == 0
+    refusals = {
+        (builtin, "created with jaxbai's own, and here the plugin 'replacing'"): replacing,
+        (under_plugin, "created with the plugin 'replacing', and here jaxbai's own"): [],
+    }
+    for (path, message), options in refusals.items():
+        for command in (["status"], ["next"], ["publish"]):
+            done = _run(["jaxbai.trial", *command, str(path), *options], plugin_dir)
+            assert done.returncode == 2, done.stdout
+            assert message in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+    status = _run(["jaxbai.trial", "status", str(under_plugin), *replacing], plugin_dir)
+    assert json.loads(status.stdout)["plugin"] == "replacing"
+    published = _run(["jaxbai.trial", "publish", str(under_plugin), *replacing], plugin_dir)
+    plugin = json.loads(published.stdout)["plugin"]
+    assert plugin["module"] == "replacing" and plugin["privacy_claim"] == PLUGIN_PRIVACY_CLAIM
+    assert len(plugin["source_sha256"]) == 64
+    status = _run(["jaxbai.trial", "status", str(builtin)], plugin_dir)
+    assert json.loads(status.stdout)["plugin"] is None
+
+    plugged = plugin_dir / "plugged.trial"
+    assert (
+        _run(_trial_create(plugged, "plug_tt", "--plugin", "plug_mod"), plugin_dir).returncode == 0
+    )
+    factories = plugin_dir / "plug_factories.py"  # the factory's module, not the plugin's
+    factories.write_text(factories.read_text().replace("beta=0.4", "beta=0.45"))
+    changed = _run(["jaxbai.trial", "next", str(plugged), "--plugin", "plug_mod"], plugin_dir)
+    assert changed.returncode == 2
+    assert "the source of the plugin 'plug_mod' changed" in changed.stderr, changed.stderr
 
 
 @pytest.mark.integration

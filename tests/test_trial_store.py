@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from jaxbai.toptwo import TopTwoState
-from jaxbai.trial import Trial
+from jaxbai.trial import PUBLICATION_VERSION, Trial
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -211,6 +211,8 @@ def test_older_store_is_migrated_and_continues_exactly(schema, name, tmp_path):
     path = tmp_path / f"{name}.trial"
     path.write_bytes((FIXTURES / f"schema{schema}_{name}.trial").read_bytes())
     expected = json.loads((FIXTURES / "schema2_expected.json").read_text())[name]
+    assert expected["schema_version"] == 2  # publication layout 3 added the plugin (None here)
+    expected = {**expected, "schema_version": PUBLICATION_VERSION, "plugin": None}
     rng = np.random.default_rng(3)
     outcomes = rng.random(150)  # the fixtures' stream: one draw per outcome
     with Trial.open(path, read_only=True) as t:  # read as it is, written nothing

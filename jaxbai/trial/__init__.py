@@ -77,6 +77,7 @@ from jaxbai.trial import discrete_noise, secure_noise
 from jaxbai.trial._config import (
     NOISE_MODES,
     OUTCOMES,
+    PLUGIN_PRIVACY_CLAIM,
     PUBLICATION_VERSION,
     PUBLISHED_FIELDS,
     SCHEMA_VERSION,
@@ -92,6 +93,7 @@ from jaxbai.trial.secure_noise import privatize_locally
 __all__ = [
     "NOISE_MODES",
     "OUTCOMES",
+    "PLUGIN_PRIVACY_CLAIM",
     "PUBLICATION_VERSION",
     "PUBLISHED_FIELDS",
     "SCHEMA_VERSION",

@@ -32,6 +32,7 @@ __all__ = [
     "check_sensitive",
     "compiled",
     "initial_key",
+    "other_code",
     "participant_mechanism",
     "stored_config",
 ]
@@ -60,14 +61,46 @@ def compiled(alg: Algorithm) -> _Functions:
 
 
 def algorithm_entry(config: TrialConfig) -> AlgorithmEntry:
-    """The registry entry of the trial's algorithm.
+    """The registry entry of the trial's algorithm, registered by the code the trial was
+    created with (`TrialConfig.plugin`, `TrialConfig.plugin_source`).
 
     Raises:
-      ValueError: it is not registered in this process, naming the plugin that registers it.
+      ValueError: it is not registered in this process, naming the plugin that registers it;
+        or other code registers it (`other_code`).
     """
     if config.algorithm not in ALGORITHMS:
         raise ValueError(plugins.missing_algorithm(config.algorithm, config.plugin))
-    return ALGORITHMS[config.algorithm]
+    entry = ALGORITHMS[config.algorithm]
+    problem = other_code(config, entry)
+    if problem is not None:
+        raise ValueError(
+            f"algorithm {config.algorithm!r}: {problem}; a trial runs only the code it was "
+            "created with"
+        )
+    return entry
+
+
+def other_code(config: TrialConfig, entry: AlgorithmEntry) -> str | None:
+    """How ``entry`` differs from the code the trial was created with, else None: jaxbai's own
+    replaced by a plugin (`jaxbai.register` with ``replace=True``), the trial's plugin not
+    loaded where jaxbai's own has the name, another plugin, or the plugin's source changed
+    (`jaxbai.plugins.source_digest`; a store written before the source was recorded compares
+    the plugin's name only)."""
+    if entry.plugin != config.plugin:
+        now = "jaxbai's own" if entry.plugin is None else f"the plugin {entry.plugin!r}"
+        if config.plugin is None:
+            return f"the trial was created with jaxbai's own, and here {now} registers it"
+        return (
+            f"the trial was created with the plugin {config.plugin!r}, and here {now} registers "
+            f"it (load {config.plugin} instead: --plugin {config.plugin})"
+        )
+    if config.plugin_source is not None and entry.plugin_source != config.plugin_source:
+        now = "unknown" if entry.plugin_source is None else entry.plugin_source[:16]
+        return (
+            f"the source of the plugin {config.plugin!r} changed since the trial was created "
+            f"(SHA-256 {config.plugin_source[:16]}… then, {now}… now)"
+        )
+    return None
 
 
 def build(config: TrialConfig) -> tuple[Algorithm, Any]:

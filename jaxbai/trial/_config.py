@@ -17,8 +17,12 @@ SCHEMA_VERSION = 4
 flat Top Two state, `jaxbai.trial._schema2`) and 3 (no integrity digest, no session mark) and
 refuses any other."""
 
-PUBLICATION_VERSION = 2
-"""Version of the publication layout (`Trial.publish`; unchanged since store schema 2)."""
+PUBLICATION_VERSION = 3
+"""Version of the publication layout (`Trial.publish`). Version 3 added ``plugin``; version 2
+was unchanged since store schema 2."""
+
+PLUGIN_PRIVACY_CLAIM = "claimed by the plugin; jaxbai does not check a plugin's privacy"
+"""The ``privacy_claim`` of a plugin's algorithm in a publication (`Trial.publish`)."""
 
 NOISE_MODES = ("secure", "prng")
 """``"secure"``: discrete Laplace from the operating system's CSPRNG via OpenDP (real trials).
@@ -31,8 +35,8 @@ the noise scale. ``"binary"``: rewards 0 or 1, released exactly (integer phase s
 
 PUBLISHED_FIELDS = frozenset(
     {
-        "format", "schema_version", "algorithm", "options", "privacy", "num_arms", "epsilon",
-        "delta", "gamma", "clip", "noise", "outcomes", "resolution", "release_epsilon",
+        "format", "schema_version", "algorithm", "plugin", "options", "privacy", "num_arms",
+        "epsilon", "delta", "gamma", "clip", "noise", "outcomes", "resolution", "release_epsilon",
         "actions", "stopped", "stopping_time", "recommendation",
     }
 )  # fmt: skip
@@ -61,6 +65,9 @@ class TrialConfig:
       outcomes: one of `OUTCOMES`.
       plugin: the module that registers the algorithm (`jaxbai.registry.AlgorithmEntry.plugin`),
         None for jaxbai's own; reopening the trial without it names it.
+      plugin_source: the SHA-256 of the plugin's source (`jaxbai.plugins.source_digest`), None
+        for jaxbai's own (and in stores written before it was recorded). The trial runs only
+        under an entry registered by the same plugin with the same source.
 
     Examples:
       >>> config = TrialConfig("adap_tt", {}, 3, 1.0, 0.05, clip=False, noise="secure")
@@ -77,6 +84,7 @@ class TrialConfig:
     noise: str
     outcomes: str = "unit"
     plugin: str | None = None
+    plugin_source: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +93,8 @@ class TrialStatus:
 
     Attributes:
       algorithm: registry name.
+      plugin: the module that registers the algorithm, None for jaxbai's own (a plugin's
+        ``privacy`` is the plugin's own claim, which jaxbai does not check).
       privacy: ``"none"``, ``"local"`` or ``"global"``.
       num_arms: K.
       epsilon: ε (``None`` when not private).
@@ -104,6 +114,7 @@ class TrialStatus:
     """
 
     algorithm: str
+    plugin: str | None
     privacy: str
     num_arms: int
     epsilon: float | None

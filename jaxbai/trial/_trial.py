@@ -34,6 +34,7 @@ from jaxbai.base import Algorithm, Episodic, Mechanism
 from jaxbai.registry import ALGORITHMS
 from jaxbai.trial._algorithm import build, check_config, compiled, initial_key
 from jaxbai.trial._config import (
+    PLUGIN_PRIVACY_CLAIM,
     PUBLICATION_FORMAT,
     PUBLICATION_VERSION,
     Snapshot,
@@ -139,6 +140,7 @@ class Trial:
           RuntimeError: a real global-DP trial without OpenDP installed.
           FileExistsError: ``path`` exists.
         """
+        entry = ALGORITHMS.get_entry(algorithm)
         config = check_config(
             TrialConfig(
                 algorithm=algorithm,
@@ -149,7 +151,8 @@ class Trial:
                 clip=clip,
                 noise=noise,
                 outcomes=outcomes,
-                plugin=ALGORITHMS.get_entry(algorithm).plugin,
+                plugin=entry.plugin,
+                plugin_source=entry.plugin_source,
             )
         )
         first_key = initial_key(seed)
@@ -247,6 +250,17 @@ class Trial:
     def _gamma(self) -> float | None:
         """γ of the participants' (ε, γ) mechanism (``gauss_ldp_tt``), else None."""
         return None if self.mechanism is None else self.mechanism.gamma
+
+    def _published_plugin(self) -> dict[str, str | None] | None:
+        """The publication's ``plugin``: None for jaxbai's own algorithm, else the module that
+        registers it, the SHA-256 of its source and `PLUGIN_PRIVACY_CLAIM`."""
+        if self._config.plugin is None:
+            return None
+        return {
+            "module": self._config.plugin,
+            "source_sha256": self._config.plugin_source,
+            "privacy_claim": PLUGIN_PRIVACY_CLAIM,
+        }
 
     # --- assignments --------------------------------------------------------------------------
     def _stopping(self) -> tuple[bool, int]:
@@ -429,6 +443,7 @@ class Trial:
         stopped, recommendation = self._stopping()
         return TrialStatus(
             algorithm=self._config.algorithm,
+            plugin=self._config.plugin,
             privacy=self._alg.info.privacy,
             num_arms=self._config.num_arms,
             epsilon=self._config.epsilon,
@@ -453,7 +468,9 @@ class Trial:
         ``resolution`` (m, the grid 1/m of released sums) and ``release_epsilon`` (the
         effective ε of each release, at most ε) describe the releases of global-DP trials
         (``None`` otherwise). No reward, mean, count or other statistic of the data is
-        included (the keys are exactly `PUBLISHED_FIELDS`).
+        included (the keys are exactly `PUBLISHED_FIELDS`). ``plugin`` is None for jaxbai's
+        own algorithms; for a plugin's it names the module and its source's SHA-256, and says
+        that ``privacy`` is the plugin's own claim, which jaxbai does not check.
 
         Returns:
           A JSON-serialisable dict.
@@ -464,6 +481,7 @@ class Trial:
             "format": PUBLICATION_FORMAT,
             "schema_version": PUBLICATION_VERSION,
             "algorithm": self._config.algorithm,
+            "plugin": self._published_plugin(),
             "options": self._config.options,
             "privacy": self._alg.info.privacy,
             "num_arms": self._config.num_arms,
