@@ -165,6 +165,28 @@ def test_every_study_writes_under_results_by_default():
         assert parser.parse_args([]).out == os.path.join("results", name)
 
 
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["dp-tt", "--runs", "0"], "argument --runs: must be a positive integer, got 0"),
+        (["dp-tt", "--instances", "mu9"], "argument --instances: invalid choice: 'mu9'"),
+        (["dp-tt", "--epsilons", "-1"], "argument --epsilons: ε must be > 0, got -1"),
+        (["dp-tt", "--tail-epsilons", "nan"], "argument --tail-epsilons: ε must be > 0"),
+        (["dp-tt", "--max-samples", "x"], "argument --max-samples: not an integer: 'x'"),
+        (["adap-tt-star-ablation", "--runs", "0"], "argument --runs: must be a positive"),
+        (["dp-tt-theory", "--epsilons", "0"], "argument --epsilons: ε must be > 0, got 0"),
+    ],
+)
+def test_a_study_refuses_bad_cells_before_computing_in_one_line(argv, says, capsys):
+    from experiments.studies.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1, err
+
+
 def test_every_command_is_a_package_run_by_its_main():
     """One convention: no command module beside the packages, no module runnable but a
     ``__main__``, and each ``__main__`` runs the function its script runs."""

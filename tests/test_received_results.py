@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
 import pytest
 
+from experiments.analysis import results
 from experiments.sweep import cli
 
 pytestmark = pytest.mark.integration
@@ -101,3 +103,72 @@ def test_a_failing_plugin_is_one_line(received, module, says):
     assert done.returncode == 2
     assert says in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) <= 2, done.stderr  # usage line + error
+
+
+def _damaged(text: str) -> dict[str, bytes]:
+    """A good runs.csv, damaged as a received file may be; each must be refused."""
+    lines = text.splitlines(keepends=True)
+    fields = lines[0].rstrip("\n").split(",")
+    tau = fields.index("tau")
+
+    def drop_tau(line: str) -> str:
+        return ",".join(f for i, f in enumerate(line.rstrip("\n").split(",")) if i != tau)
+
+    first = lines[1].rstrip("\n").split(",")
+
+    def replace_first(column: str, value: str) -> str:
+        row = list(first)
+        row[fields.index(column)] = value
+        return "".join([lines[0], ",".join(row) + "\n", *lines[2:]])
+
+    return {
+        "truncated": text[: len(lines[0]) + len(lines[1]) // 2].encode(),
+        "empty": b"",
+        "header only": lines[0].encode(),
+        "binary": bytes(range(256)) * 4,
+        "missing column": "\n".join(drop_tau(line) for line in lines).encode(),
+        "extra fields": "".join([lines[0], lines[1].rstrip("\n") + ",1,2\n"]).encode(),
+        "bad tau": replace_first("tau", "abc").encode(),
+        "bad flag": replace_first("correct", "maybe").encode(),
+        "bad epsilon": replace_first("epsilon", "x").encode(),
+        "bad mean": replace_first("mu_0", "zz").encode(),
+        "bad count": replace_first("count_0", "1.5e").encode(),
+        "quote": (lines[0] + '"' + lines[1]).encode(),
+    }
+
+
+SAYS = {
+    "truncated": "fields where the header has",
+    "empty": "is empty",
+    "header only": "holds no runs",
+    "binary": "is not a text CSV",
+    "missing column": "lacks columns ['tau']",
+    "extra fields": "fields where the header has",
+    "bad tau": "tau 'abc' is not an integer",
+    "bad flag": "correct 'maybe' is not True or False",
+    "bad epsilon": "epsilon 'x' is not a number",
+    "bad mean": "a per-arm value that is not a number",
+    "bad count": "a per-arm value that is not a number",
+    "quote": "fields where the header has",
+}
+
+
+def test_a_damaged_runs_csv_is_refused_saying_where(received, tmp_path):
+    good = (received / "out" / "runs.csv").read_text()
+    for name, data in _damaged(good).items():
+        path = tmp_path / f"{name.replace(' ', '_')}.csv"
+        path.write_bytes(data)
+        with pytest.raises(ValueError, match=re.escape(SAYS[name])):
+            results.read_runs(str(path))
+
+
+@pytest.mark.parametrize("command", ["experiments.plot", "experiments.report"])
+def test_plot_and_report_refuse_a_damaged_csv_in_one_line(received, command):
+    damaged = received / "damaged"
+    damaged.mkdir(exist_ok=True)
+    good = (received / "out" / "runs.csv").read_text()
+    (damaged / "runs.csv").write_bytes(_damaged(good)["truncated"])
+    done = _run(received, command, "damaged/runs.csv", "--out", "damaged/out")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("error: damaged/runs.csv, row 1: ")
+    assert SAYS["truncated"] in done.stderr and len(done.stderr.strip().splitlines()) == 1

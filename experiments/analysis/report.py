@@ -51,7 +51,6 @@ __all__ = [
     "evaluate",
     "not_applicable",
     "render",
-    "report_from_csv",
     "report_from_table",
     "rounds_table",
     "theory_lines",
@@ -280,15 +279,3 @@ def report_from_table(
             "Bernoulli and every algorithm as its registry entry.\n"
         )
     return text, claims
-
-
-def report_from_csv(
-    path: str, sweep_config: config.SweepConfig | None = None, where: str | None = None
-) -> tuple[str, list[Claim]]:
-    """(Markdown report, claims) of a run CSV (`report_from_table`), to be written into
-    directory ``where``; the configuration is ``sweep_config``, else the ``sweep.json`` next to
-    the CSV (`experiments.config.load_sidecar`).
-    """
-    sweep_config = sweep_config or config.load_sidecar(path)
-    table = results.read_csv(path)
-    return report_from_table(table, sweep_config, os.path.basename(path), where)

@@ -39,11 +39,8 @@ import contextlib
 import csv
 import json
 import os
-import platform
 import secrets
-import subprocess
 from collections.abc import Iterator, Mapping, Sequence
-from importlib import metadata
 from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
@@ -66,10 +63,7 @@ __all__ = [
     "file_columns",
     "format_counts",
     "format_means",
-    "git_commit",
-    "jax_environment",
     "num_rows",
-    "package_versions",
     "parse_counts",
     "parse_csv_command",
     "parse_means",
@@ -139,11 +133,18 @@ def _parse_optional_int(text: str) -> float:
     return value if value >= 0 else float("nan")
 
 
+def _parse_bool(text: str) -> bool:
+    """A bool field as `write_csv` writes it: ``True`` or ``False``."""
+    if text not in ("True", "False"):
+        raise ValueError(f"{text!r} is neither True nor False")
+    return text == "True"
+
+
 _PARSERS = {
     str: str,
     int: int,
     float: _parse_float,
-    bool: lambda s: s == "True",
+    bool: _parse_bool,
     OptionalInt: _parse_optional_int,
 }
 
@@ -330,26 +331,72 @@ def read_csv(path: str, schema: Mapping[str, type] | None = None) -> Table:
     cells, then any other column as text.
 
     Raises:
-        ValueError: a column of the schema is missing.
+        ValueError: the file is not such a CSV, saying where: not UTF-8 text, not CSV, empty, a
+            row whose fields are not the header's (a truncated or damaged file), a column of
+            the schema missing, or a value that is not of its column's kind.
     """
     schema = RUN_COLUMNS if schema is None else schema
-    with open(path, newline="") as f:
-        reader = csv.reader(f)
-        header = next(reader)
-        rows = list(reader)
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            rows = list(reader)
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path} is not a text CSV ({err.reason} at byte {err.start})") from None
+    except csv.Error as err:
+        raise ValueError(f"{path} is not a CSV: {err}") from None
+    if header is None:
+        raise ValueError(f"{path} is empty, not a CSV of experiments.sweep")
+    for number, row in enumerate(rows, start=1):
+        if len(row) != len(header):
+            raise ValueError(
+                f"{path}, row {number}: {len(row)} fields where the header has {len(header)} "
+                "(a truncated or damaged file)"
+            )
     columns = {name: [row[i] for row in rows] for i, name in enumerate(header)}
-    fields = {name: _text_fields(name, columns, len(rows)) for name in schema}
+    try:
+        fields = {name: _text_fields(name, columns, len(rows)) for name in schema}
+    except ValueError as err:
+        raise ValueError(f"{path}: a per-arm value that is not a number ({err})") from None
     missing = [name for name, values in fields.items() if values is None]
     if missing:
         raise ValueError(f"{path} lacks columns {missing}")
     table: Table = {}
     for name, kind in schema.items():
-        values = [_PARSERS[kind](text) for text in fields[name]]
-        table[name] = np.array(values, dtype=dtype_of(kind))
+        table[name] = np.array(_parsed(path, name, kind, fields[name]), dtype=dtype_of(kind))
     arms = {f"{PER_ARM[name][0]}_" for name in schema if name in PER_ARM and name not in header}
     for name in header:
         if name not in table and name.rpartition("_")[0] + "_" not in arms:
             table[name] = np.array(columns[name], dtype=object)
+    return table
+
+
+def _parsed(path: str, name: str, kind: type, texts: Sequence[str]) -> list:
+    """The fields of column ``name`` as ``kind``; ValueError naming the first bad one's row."""
+    parse, values = _PARSERS[kind], []
+    for number, text in enumerate(texts, start=1):
+        try:
+            values.append(parse(text))
+        except ValueError:
+            what = _KIND_WORDS.get(kind, "readable")
+            raise ValueError(f"{path}, row {number}: {name} {text!r} is not {what}") from None
+    return values
+
+
+_KIND_WORDS = {
+    int: "an integer",
+    float: "a number",
+    bool: "True or False",
+    OptionalInt: "an integer or empty",
+}
+"""How a refused field's column kind is named (`read_csv`)."""
+
+
+def read_runs(path: str) -> Table:
+    """`read_csv` of a sweep's per-run CSV; ValueError also for one that holds no run."""
+    table = read_csv(path)
+    if not num_rows(table):
+        raise ValueError(f"{path} holds no runs")
     return table
 
 
@@ -379,10 +426,11 @@ def parse_csv_command(
     prog: str, description: str, out_help: str, argv: Sequence[str] | None = None
 ) -> argparse.Namespace:
     """The arguments ``CSV [--out PATH]`` of the command ``python -m prog``, which reads a
-    sweep's per-run CSV.
+    sweep's per-run CSV, with the CSV read (`read_runs`) as ``runs``.
 
     Raises:
-        SystemExit: status 2, bad arguments or no such CSV (argparse's error).
+        SystemExit: status 2, bad arguments or no such CSV (argparse's error), or a CSV that
+            `read_runs` refuses (one line on stderr).
     """
     parser = argparse.ArgumentParser(
         prog=f"python -m {prog}",
@@ -398,45 +446,12 @@ def parse_csv_command(
     args = parser.parse_args(argv)
     if not os.path.exists(args.csv):
         parser.error(f"no such file {args.csv}")
+    try:
+        args.runs = read_runs(args.csv)
+    except (ValueError, OSError) as err:
+        parser.exit(2, f"error: {err}\n")
     compilation.from_arguments(args)
     return args
-
-
-def git_commit(directory: str = ".") -> str:
-    """HEAD commit of the repository holding ``directory`` (``+dirty`` if modified)."""
-    try:
-        run = subprocess.run
-        head = run(["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True, text=True)
-        dirty = run(["git", "status", "--porcelain"], cwd=directory, capture_output=True, text=True)
-    except OSError:
-        return "unknown"
-    if head.returncode:
-        return "unknown"
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
-
-
-def package_versions(names: Sequence[str] = ("jaxbai", "jax", "jaxlib", "numpy", "matplotlib")):
-    """Installed versions of ``names`` (``None`` if absent), plus Python's."""
-    versions: dict[str, str | None] = {"python": platform.python_version()}
-    for name in names:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
-
-
-def jax_environment() -> dict[str, Any]:
-    """JAX backend and devices, and the host it runs on."""
-    import jax
-
-    return {
-        "backend": jax.default_backend(),
-        "devices": [str(d) for d in jax.devices()],
-        "device_kinds": sorted({d.device_kind for d in jax.devices()}),
-        "host": {"machine": platform.machine(), "cpus": os.cpu_count()},
-        "xla_flags": os.environ.get("XLA_FLAGS", ""),
-    }
 
 
 def write_json(data: dict, path: str) -> None:

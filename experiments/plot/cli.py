@@ -27,7 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     name; None: ``sys.argv[1:]``); returns the exit code."""
     out_help = "figure directory (default: figures/ next to the CSV)"
     args = results.parse_csv_command("experiments.plot", DESCRIPTION, out_help, argv)
-    table, sweep_config = results.read_csv(args.csv), config.load_sidecar(args.csv)
+    table, sweep_config = args.runs, config.load_sidecar(args.csv)
     targets = stats.allocation_targets(table, stats.algorithms_of(sweep_config))
     summary = stats.summarize(table, targets)
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.csv)), "figures")

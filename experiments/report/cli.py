@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from experiments import config
 from experiments.analysis import report, results
 
 __all__ = ["DESCRIPTION", "main"]
@@ -26,7 +27,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out_help = "Markdown output (default: report.md next to the CSV)"
     args = results.parse_csv_command("experiments.report", DESCRIPTION, out_help, argv)
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.csv)), "report.md")
-    text, _ = report.report_from_csv(args.csv, where=os.path.dirname(os.path.abspath(out)))
+    sweep_config, where = config.load_sidecar(args.csv), os.path.dirname(os.path.abspath(out))
+    text, _ = report.report_from_table(args.runs, sweep_config, os.path.basename(args.csv), where)
     with results.replacing(out) as f:  # never through a link planted in a received folder
         f.write(text + "\n")
     print(text)

@@ -25,7 +25,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from experiments.config.arguments import OneLineParser, positive_epsilon, positive_int
 from jaxbai import compilation
+from jaxbai.instances import PAPER_INSTANCES
 
 __all__ = ["DESCRIPTION", "STUDIES", "build_parser", "main"]
 
@@ -100,7 +102,7 @@ def _measured(
     """`_common`, then ``--runs``, ``--instances`` and ``--epsilons`` with the study's defaults."""
     _common(parser, study, seed)
     parser.add_argument(
-        "--runs", type=int, default=runs, help="runs per cell (default: %(default)s)"
+        "--runs", type=positive_int, default=runs, help="runs per cell (default: %(default)s)"
     )
     _cells(parser, instances, epsilons, "privacy budgets ε")
 
@@ -117,13 +119,14 @@ def _cells(
         "--instances",
         nargs="+",
         default=list(instances),
+        choices=list(PAPER_INSTANCES),
         metavar="NAME",
         help="paper instances, mu1 to mu6 (default: %(default)s)",
     )
     add(
         "--epsilons",
         nargs="+",
-        type=float,
+        type=positive_epsilon,
         default=list(epsilons),
         metavar="EPS",
         help=f"{epsilons_help} (default: %(default)s)",
@@ -144,7 +147,7 @@ def _ablation_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--diagnostic-runs",
-        type=int,
+        type=positive_int,
         default=12,
         help="runs per cell of the diagnostics; 0: none (default: %(default)s)",
     )
@@ -221,16 +224,21 @@ def _ratio_options(parser: argparse.ArgumentParser) -> None:
         default="all",
         help="which part to run (default: %(default)s)",
     )
-    add("--runs", type=int, default=200, help="runs per cell of the table (default: %(default)s)")
+    add(
+        "--runs",
+        type=positive_int,
+        default=200,
+        help="runs per cell of the table (default: %(default)s)",
+    )
     add(
         "--correctness-runs",
-        type=int,
+        type=positive_int,
         default=1000,
         help="runs per cell of the correctness check (default: %(default)s)",
     )
     add(
         "--small-delta-runs",
-        type=int,
+        type=positive_int,
         default=100,
         help="runs per cell at δ = 1e-6 (default: %(default)s)",
     )
@@ -271,20 +279,20 @@ def _dp_tt_options(parser: argparse.ArgumentParser) -> None:
     )
     add(
         "--max-samples",
-        type=int,
+        type=positive_int,
         default=10**7,
         help="per-run sample budget; runs reaching it are censored (default: %(default)s)",
     )
     add(
         "--tail-runs",
-        type=int,
+        type=positive_int,
         default=400,
         help="runs per cell of the tail (default: %(default)s)",
     )
     add(
         "--tail-epsilons",
         nargs="+",
-        type=float,
+        type=positive_epsilon,
         default=[0.1, 1.0],
         metavar="EPS",
         help="privacy budgets ε of the tail (default: %(default)s)",
@@ -350,7 +358,7 @@ _COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Runner]] =
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The command's parser and each study's subparser (by name)."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m experiments.studies",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,

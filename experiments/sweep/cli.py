@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import experiments.sweep as sweep
 from experiments import config
 from experiments.config import ConfigError, SweepConfig, grids
+from experiments.config.arguments import EXIT_USAGE, OneLineParser
 from experiments.config.specs import (
     FAMILIES,
     INSTANCE_KEYS,
@@ -49,7 +50,7 @@ __all__ = [
     "print_summary",
 ]
 
-EXIT_USAGE, EXIT_INTERRUPTED = 2, 3
+EXIT_INTERRUPTED = 3
 
 DESCRIPTION = """\
 Run a grid of algorithms x instances x ε x δ x runs through the engine, then write
@@ -66,13 +67,6 @@ schema); the grid options below override its values. --means (with --family) add
 instance of your own. --plan prints the predicted cost instead of running.
 """
 """The command's description in ``--help`` (plain text; the presets follow it)."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (no usage dump)."""
-
-    def error(self, message: str):
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
 def _floats(text: str) -> list[float]:
@@ -96,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     `experiments.config.SweepConfig`.
     """
     presets = "\n".join(f"  {k:<20}{p.description}" for k, p in grids.PRESETS.items())
-    parser = _Parser(
+    parser = OneLineParser(
         prog="python -m experiments.sweep",
         description=DESCRIPTION + "\npresets (experiments/config/grids/<name>.toml):\n" + presets,
         formatter_class=argparse.RawDescriptionHelpFormatter,

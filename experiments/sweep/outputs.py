@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from experiments.analysis import results
+from experiments.analysis import provenance, results
 from experiments.config import SweepConfig
 from experiments.sweep import distributed
 
@@ -184,10 +184,10 @@ def sweep_record(
         "command": list(command) if command is not None else None,
         "config": sweep_config.to_dict(),
         "out": sweep_config.out,
-        "versions": results.package_versions(),
-        "jax": results.jax_environment(),
+        "versions": provenance.package_versions(),
+        "jax": provenance.jax_environment(),
         "processes": distributed.environment(),
-        "git_commit": results.git_commit(os.path.dirname(os.path.abspath(__file__))),
+        "git_commit": provenance.git_commit(os.path.dirname(os.path.abspath(__file__))),
         "error_interval": "Wilson score, 95%",
         "engine": engine,
         "engine_wall_time_s": engine_wall,

@@ -74,6 +74,7 @@ Examples:
 """
 
 from jaxbai.trial import discrete_noise, secure_noise
+from jaxbai.trial._backup import backup
 from jaxbai.trial._config import (
     NOISE_MODES,
     OUTCOMES,
@@ -86,7 +87,7 @@ from jaxbai.trial._config import (
 )
 from jaxbai.trial._files import synchronous
 from jaxbai.trial._integrity import CorruptStoreError
-from jaxbai.trial._trial import Trial, backup
+from jaxbai.trial._trial import Trial
 from jaxbai.trial.cli import main
 from jaxbai.trial.secure_noise import privatize_locally
 

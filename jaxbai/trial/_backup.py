@@ -7,6 +7,7 @@ is one committed state, and is verified before it appears (the module docstring 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -17,17 +18,21 @@ from jaxbai.trial._store import Store
 __all__ = ["backup"]
 
 
-def backup(source: Path, target: Path) -> None:
-    """Copies the trial ``source`` into the new file ``target`` with SQLite's online backup.
+def backup(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Copies the trial ``source`` into the new, self-contained file ``target``.
 
-    Safe while ``source`` is open in another process (the copy is one committed state) and on
-    read-only media; ``source`` is verified first and the copy before it appears. The copy is one
-    self-contained file (mode 0600) and the same trial: continue only one of the two.
+    It uses SQLite's online backup, so it is safe while the trial is open in another process
+    (the copy is one committed state, verified before it appears) and on read-only media. The
+    copy (mode 0600) is the same trial: continue only one of the two.
 
     Raises:
+      FileNotFoundError: no trial at ``source``.
       FileExistsError: ``target`` exists.
-      ValueError, CorruptStoreError: ``source`` is not a sound trial store.
+      ValueError: ``source`` is not a sound trial store (corrupted, missing or foreign log).
     """
+    source, target = Path(source), Path(target)
+    if not source.is_file():
+        raise FileNotFoundError(f"no trial at {source}")
     reader = Store.open(source, writable=False)
     try:
 

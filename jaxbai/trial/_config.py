@@ -143,3 +143,15 @@ class Snapshot:
     state: Any
     samples: int
     windows: Windows
+
+
+def published_plugin(config: TrialConfig) -> dict[str, str | None] | None:
+    """A publication's ``plugin`` (`Trial.publish`): None for jaxbai's own algorithm, else the
+    module that registers it, the SHA-256 of its source and `PLUGIN_PRIVACY_CLAIM`."""
+    if config.plugin is None:
+        return None
+    return {
+        "module": config.plugin,
+        "source_sha256": config.plugin_source,
+        "privacy_claim": PLUGIN_PRIVACY_CLAIM,
+    }

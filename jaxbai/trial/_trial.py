@@ -27,19 +27,18 @@ from typing import Any
 import jax
 import numpy as np
 
-import jaxbai.trial._backup as _backup
 import jaxbai.trial._store as _store
 from jaxbai import checks
 from jaxbai.base import Algorithm, Episodic, Mechanism
 from jaxbai.registry import ALGORITHMS
 from jaxbai.trial._algorithm import build, check_config, compiled, initial_key
 from jaxbai.trial._config import (
-    PLUGIN_PRIVACY_CLAIM,
     PUBLICATION_FORMAT,
     PUBLICATION_VERSION,
     Snapshot,
     TrialConfig,
     TrialStatus,
+    published_plugin,
 )
 from jaxbai.trial._records import (
     check_finite_state,
@@ -51,7 +50,7 @@ from jaxbai.trial._release import Releaser, add_to_window
 from jaxbai.trial._session import close_left_open
 from jaxbai.trial.discrete_noise import RandBits
 
-__all__ = ["Trial", "backup"]
+__all__ = ["Trial"]
 
 _PLAN_LENGTHS = (256, 4096, 65536, 1 << 20)
 """Lengths `Trial.next_batch` plans with, shortest first (each compiles once per process); a
@@ -250,17 +249,6 @@ class Trial:
     def _gamma(self) -> float | None:
         """γ of the participants' (ε, γ) mechanism (``gauss_ldp_tt``), else None."""
         return None if self.mechanism is None else self.mechanism.gamma
-
-    def _published_plugin(self) -> dict[str, str | None] | None:
-        """The publication's ``plugin``: None for jaxbai's own algorithm, else the module that
-        registers it, the SHA-256 of its source and `PLUGIN_PRIVACY_CLAIM`."""
-        if self._config.plugin is None:
-            return None
-        return {
-            "module": self._config.plugin,
-            "source_sha256": self._config.plugin_source,
-            "privacy_claim": PLUGIN_PRIVACY_CLAIM,
-        }
 
     # --- assignments --------------------------------------------------------------------------
     def _stopping(self) -> tuple[bool, int]:
@@ -481,7 +469,7 @@ class Trial:
             "format": PUBLICATION_FORMAT,
             "schema_version": PUBLICATION_VERSION,
             "algorithm": self._config.algorithm,
-            "plugin": self._published_plugin(),
+            "plugin": published_plugin(self._config),
             "options": self._config.options,
             "privacy": self._alg.info.privacy,
             "num_arms": self._config.num_arms,
@@ -498,21 +486,3 @@ class Trial:
             "stopping_time": samples if stopped else None,
             "recommendation": recommendation if stopped else None,
         }
-
-
-def backup(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
-    """Copies the trial ``source`` into the new, self-contained file ``target``.
-
-    It uses SQLite's online backup, so it is safe while the trial is open in another process
-    (the copy is one committed state, verified before it appears). The copy is the same
-    trial: continue only one of the two.
-
-    Raises:
-      FileNotFoundError: no trial at ``source``.
-      FileExistsError: ``target`` exists.
-      ValueError: ``source`` is not a sound trial store (corrupted, missing or foreign log).
-    """
-    source = Path(source)
-    if not source.is_file():
-        raise FileNotFoundError(f"no trial at {source}")
-    _backup.backup(source, Path(target))

@@ -41,8 +41,9 @@ import jaxbai.trial.secure_noise as secure_noise
 from jaxbai import compilation, plugins
 from jaxbai.registry import ALGORITHMS
 from jaxbai.trial._algorithm import participant_mechanism
+from jaxbai.trial._backup import backup
 from jaxbai.trial._config import NOISE_MODES, OUTCOMES
-from jaxbai.trial._trial import Trial, backup
+from jaxbai.trial._trial import Trial
 
 __all__ = ["COMMANDS", "DESCRIPTION", "main"]
 
