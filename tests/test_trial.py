@@ -495,3 +495,42 @@ def test_command_line_round_trip(tmp_path, no_fsync, capsys):
     assert float(capsys.readouterr().out) not in (0.0, 1.0)
     assert trial.main(["privatize", "1.7", "--algorithm", "ctb_tt", "--epsilon", "1"]) == 2
     assert "outside [0, 1]" in capsys.readouterr().err
+
+
+def test_a_name_too_long_for_the_files_beside_it_is_refused_before_any_file(tmp_path):
+    """The temporary of an atomic creation and SQLite's journal add 22 bytes to a trial's name;
+    a name the file system would refuse for one of them is refused first, saying the limit."""
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX")
+    longest = "a" * (limit - 22 - len(".trial")) + ".trial"
+    refused = "b" + longest
+    with pytest.raises(ValueError, match=f"use at most {limit - 22} bytes"):
+        trial.Trial.create(tmp_path / refused, "ttucb", 3, epsilon=None, delta=0.1, noise="prng")
+    assert not list(tmp_path.iterdir())
+    with trial.Trial.create(
+        tmp_path / longest, "ttucb", 3, epsilon=None, delta=0.1, noise="prng"
+    ) as t:
+        t.record(t.next_arm(), 1.0)
+    assert [p.name for p in tmp_path.iterdir()] == [longest]
+
+
+def test_a_trial_used_from_another_thread_says_so(tmp_path):
+    import threading
+
+    errors: list[BaseException] = []
+    with trial.Trial.create(
+        tmp_path / "t.trial", "ttucb", 3, epsilon=None, delta=0.1, noise="prng"
+    ) as t:
+
+        def use() -> None:
+            for call in (t.next_arm, t.publish, t.close):
+                try:
+                    call()
+                except RuntimeError as err:
+                    errors.append(err)
+
+        worker = threading.Thread(target=use)
+        worker.start()
+        worker.join()
+        t.record(t.next_arm(), 1.0)  # still usable in its own thread
+    assert len(errors) == 3
+    assert all("opened in another thread" in str(err) for err in errors)

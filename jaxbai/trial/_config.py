@@ -46,6 +46,12 @@ PUBLISHED_FIELDS = frozenset(
 STATE_FORMAT = "jaxbai-trial"
 """The ``format`` of a trial store (its ``meta`` table; schema 1: the JSON state file's field)."""
 
+OTHER_THREAD = (
+    "this Trial was opened in another thread and its SQLite connection serves only that "
+    "thread: use it there (or hand the work to it)"
+)
+"""The RuntimeError of a `Trial` used from a thread other than the one that opened it."""
+
 PUBLICATION_FORMAT = "jaxbai-trial-publication"
 """The ``format`` field of a publication (`Trial.publish`)."""
 

@@ -179,6 +179,7 @@ def install(
       With ``lock``, the descriptor of the writer's lock on the new file, taken before it
       appeared under ``path`` (no other process can open it first); else None.
     """
+    check_name_length(path)
     fd, name = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix=".tmp", dir=path.parent)
     os.close(fd)
     temporary, lock_fd = Path(name), None
@@ -223,6 +224,27 @@ def uri(path: Path, query: str) -> str:
 def on_read_only_medium(path: Path) -> bool:
     """Whether ``path``'s directory is on a file system mounted read-only."""
     return bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+
+
+_BESIDE = len(".") + len(".") + 8 + len(".tmp") + len("-journal")
+"""The bytes the longest file made beside ``x`` adds to its name: the temporary of `install`
+(``.x.<8 random>.tmp``) and SQLite's journal of that temporary."""
+
+
+def check_name_length(path: Path) -> None:
+    """ValueError for a name too long for the files made beside it (`install`'s temporary and
+    SQLite's log and journal): the file system would refuse one of them half-way."""
+    try:
+        limit = os.pathconf(path.parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    size = len(os.fsencode(path.name))
+    if size + _BESIDE > limit:
+        raise ValueError(
+            f"the name {path.name!r} is {size} bytes long: the files made beside it need "
+            f"{_BESIDE} more, and this file system allows {limit} a name; use at most "
+            f"{limit - _BESIDE} bytes"
+        )
 
 
 def check_writable_medium(path: Path) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import threading
 import weakref
 from fractions import Fraction
 from pathlib import Path
@@ -33,6 +34,7 @@ from jaxbai.base import Algorithm, Episodic, Mechanism
 from jaxbai.registry import ALGORITHMS
 from jaxbai.trial._algorithm import build, check_config, compiled, initial_key
 from jaxbai.trial._config import (
+    OTHER_THREAD,
     PUBLICATION_FORMAT,
     PUBLICATION_VERSION,
     Snapshot,
@@ -81,6 +83,7 @@ class Trial:
 
     def __init__(self, store: _store.Store, randbits: RandBits | None) -> None:
         self._store: _store.Store | None = store
+        self._thread = threading.get_ident()
         self._path = store.path
         self._config = store.config
         self._alg, self._params = build(self._config)
@@ -208,6 +211,8 @@ class Trial:
         """Releases the lock, leaving the store one self-contained file (`jaxbai.trial._store`);
         every record is already durable. RuntimeError (once closed) if a full disk or a reader
         kept it from becoming one file: it stays two, ``x.trial`` and ``x.trial-wal``."""
+        if self._store is not None:
+            self._check_thread()
         store, self._store = self._store, None
         self._closer.detach()
         if store is not None:
@@ -228,7 +233,13 @@ class Trial:
     def _open_store(self) -> _store.Store:
         if self._store is None:
             raise RuntimeError("the trial is closed")
+        self._check_thread()
         return self._store
+
+    def _check_thread(self) -> None:
+        """RuntimeError in a thread other than the one that opened the trial."""
+        if threading.get_ident() != self._thread:
+            raise RuntimeError(OTHER_THREAD)
 
     @property
     def config(self) -> TrialConfig:
