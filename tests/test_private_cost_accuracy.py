@@ -30,28 +30,6 @@ POINTS = 10_000
 cost = jax.jit(theory.private_cost)
 
 
-def _side_scale(mu: float, x: float, epsilon: float, up: bool) -> float:
-    """Σ |terms| of d⁺_ε(μ, x) (up) or d⁻_ε(μ, x) = d⁺_ε(1 − μ, 1 − x), float64."""
-    if not up:
-        mu, x = 1.0 - mu, 1.0 - x
-    if x <= mu:
-        return 0.0
-    if x <= ref.g(mu, epsilon):
-        terms = [mu * math.log1p((mu - x) / x) if mu > 0 else 0.0]
-        terms.append((1 - mu) * math.log1p((x - mu) / (1 - x)) if x < 1 else math.inf)
-        return sum(abs(t) for t in terms)
-    return abs(math.log1p(x * math.expm1(-epsilon))) + epsilon * mu
-
-
-def _scale(mu_i: float, mu_j: float, w_i: float, w_j: float, epsilon: float) -> float:
-    """S at the reference minimiser."""
-    if mu_i <= mu_j:
-        return 0.0
-    x = ref.private_argmin(mu_i, mu_j, w_i, w_j, epsilon)
-    down = w_i * _side_scale(mu_i, x, epsilon, up=False) if w_i > 0 else 0.0
-    return down + (w_j * _side_scale(mu_j, x, epsilon, up=True) if w_j > 0 else 0.0)
-
-
 def _points(n: int, seed: int = 0) -> tuple[np.ndarray, ...]:
     """(μ_i, μ_j, w_i, w_j, ε), float32, μ_i ≥ μ_j."""
     rng = np.random.default_rng(seed)
@@ -80,7 +58,7 @@ def evaluated():
     got = np.asarray(cost(*points), np.float64)
     args = [tuple(map(float, p)) for p in zip(*points, strict=True)]
     want = np.array([ref.private_cost(*a) for a in args])
-    scale = np.array([_scale(*a) for a in args])
+    scale = np.array([ref.objective_scale(*a) for a in args])
     return points, got, want, scale
 
 

@@ -82,6 +82,30 @@ def private_cost(mu_i: float, mu_j: float, w_i: float, w_j: float, epsilon: floa
 
 
 # ----------------------------------------------------------------------------- thresholds
+def _side_scale(mu: float, x: float, epsilon: float, up: bool) -> float:
+    """Σ |terms| of d⁺_ε(μ, x) (up) or d⁻_ε(μ, x) = d⁺_ε(1 − μ, 1 − x), float64."""
+    if not up:
+        mu, x = 1.0 - mu, 1.0 - x
+    if x <= mu:
+        return 0.0
+    if x <= g(mu, epsilon):
+        terms = [mu * math.log1p((mu - x) / x) if mu > 0 else 0.0]
+        terms.append((1 - mu) * math.log1p((x - mu) / (1 - x)) if x < 1 else math.inf)
+        return sum(abs(t) for t in terms)
+    return abs(math.log1p(x * math.expm1(-epsilon))) + epsilon * mu
+
+
+def objective_scale(mu_i: float, mu_j: float, w_i: float, w_j: float, epsilon: float) -> float:
+    """S, the sum of the magnitudes of the objective's terms at the minimiser (float64): a few
+    float32 units of rounding times S bound the error of evaluating C*_ε in float32, as
+    cancellation between the terms near ties and at tiny ε allows no better."""
+    if mu_i <= mu_j:
+        return 0.0
+    x = private_argmin(mu_i, mu_j, w_i, w_j, epsilon)
+    down = w_i * _side_scale(mu_i, x, epsilon, up=False) if w_i > 0 else 0.0
+    return down + (w_j * _side_scale(mu_j, x, epsilon, up=True) if w_j > 0 else 0.0)
+
+
 def theory_threshold(m: float, delta: float, epsilon: float) -> float:
     """c(m, ε, δ) = log(1/δ) + log m · log(1 + εm/log m), the second term 0 at m = 1."""
     growth = 0.0 if m <= 1 else math.log(m) * math.log1p(epsilon * m / math.log(m))
