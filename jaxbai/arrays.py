@@ -34,14 +34,15 @@ def argmax_random_ties(values: jax.Array, priority: jax.Array) -> jax.Array:
 
 @custom_batching.custom_vmap
 def argmax_random_ties_lanes_last(values: jax.Array, priority: jax.Array) -> jax.Array:
-    """`argmax_random_ties` of ``values`` ``(K,)`` (the same index; arm 0 where a value is NaN),
-    which under `jax.vmap` moves the lanes last and reduces the arms one at a time: every
-    operation is then a vector loop over lanes.
+    """`argmax_random_ties` of ``values`` ``(K,)`` (the same index for values that are not
+    NaN; with a NaN, as with `jnp.max` on a CPU, the index is unspecified), which under
+    `jax.vmap` moves the lanes last and reduces the arms one at a time: every operation is then
+    a vector loop over lanes.
 
     For values computed lanes-last (`batched_last`): on a CPU a reduction over the arm axis of
-    such values fuses their computation into a scalar loop (W6 of `experiments.bench`: DP-TT's
-    TCI challenger 2.5× faster with this argmax). On values computed in the default layout it
-    is slower (AdaP-TT's step 3×, two more transposes).
+    such values fuses their computation into a scalar loop (`python -m experiments.bench
+    ablation`: DP-TT's planned pull 2.5–3× faster at 256 lanes with this argmax). On values
+    computed in the default layout it is slower (AdaP-TT's pull 3×, two more transposes).
     """
     return argmax_random_ties(values, priority)
 

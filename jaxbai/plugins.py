@@ -15,10 +15,10 @@ folder's ``sweep.json`` name the modules a configuration needs, and a command re
 refuses (or, for plot and report, notes) any that the command line did not load
 (`require_loaded`): a results folder someone sends you is data.
 
-The registry remembers the plugin that registered an entry and the SHA-256 of its source
-(`jaxbai.registry.AlgorithmEntry.plugin`, `source_digest`). A trial records both and refuses to
-run under an entry that differs: the plugin not loaded (`missing_algorithm`), another plugin, a
-plugin that replaced a built-in, or a changed source (`jaxbai.trial`).
+The registry remembers the plugin that registered an entry and the SHA-256 of the source of the
+module defining its factory (`jaxbai.registry.AlgorithmEntry.plugin`, `plugin_source`,
+`source_digest`). A trial records both, names the plugin when it is reopened without it
+(`missing_algorithm`) and refuses a changed source or a replaced built-in (`jaxbai.trial`).
 
 Examples:
     >>> import jaxbai, pathlib, sys, tempfile
@@ -219,8 +219,8 @@ def source_digest(modules: Sequence[str]) -> str | None:
     or for a package every ``.py`` file under its directory (with its path relative to it);
     None if none of them is imported with a source file.
 
-    What a trial (`jaxbai.trial`) and a resumed sweep (`jaxbai.engine`'s checkpoints) compare
-    to tell that a plugin's code changed. Code the modules import from elsewhere is not
+    What a trial (`jaxbai.trial`) compares to tell that an algorithm's code changed. Files
+    under hidden directories are left out; code the modules import from elsewhere is not
     covered.
     """
     digest, found = hashlib.sha256(), False
@@ -230,8 +230,11 @@ def source_digest(modules: Sequence[str]) -> str | None:
             continue
         path = Path(path)
         files = sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
+        files = [
+            f for f in files if not any(p.startswith(".") for p in f.relative_to(path.parent).parts)
+        ]
         try:
-            sources = [(file.relative_to(path.parent), file.read_bytes()) for file in files]
+            sources = [(f.relative_to(path.parent).as_posix(), f.read_bytes()) for f in files]
         except OSError:
             continue
         digest.update(f"{module}\0".encode())

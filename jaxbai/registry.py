@@ -42,6 +42,7 @@ from jaxbai.base import Algorithm, AlgorithmInfo, Episodic
 
 __all__ = [
     "ALGORITHMS",
+    "BUILT_IN_NAMES",
     "PALETTE",
     "AlgorithmEntry",
     "Registry",
@@ -101,9 +102,11 @@ class AlgorithmEntry:
         plugin: the module whose import registers it (`jaxbai.plugins`: the plugin being
             loaded, else the factory's module), None for jaxbai's own and for one registered
             in ``__main__``; a trial records it.
-        plugin_source: `jaxbai.plugins.source_digest` of ``plugin`` and of the module that
-            defines the factory, when it was registered (None without a plugin); a trial
-            records it and refuses a changed one.
+        plugin_source: what identifies the code of an algorithm that is not jaxbai's own:
+            the SHA-256 of the source of the module that defines the factory
+            (`jaxbai.plugins.source_digest`, taken when it was registered; ``"__main__"`` for
+            a factory defined in a script or notebook), whoever imported it; None for jaxbai's
+            own. A trial records it and refuses a changed one.
 
     `fused_refusal` says whether the fused GPU kernel runs the algorithm (docs/semantics.md
     §32), and if not, why.
@@ -224,7 +227,7 @@ def _entry(
         style=style,
         published_code_of=published_code_of,
         plugin=plugin,
-        plugin_source=_plugin_source(plugin, factory),
+        plugin_source=_plugin_source(factory),
     )
 
 
@@ -243,14 +246,14 @@ def _plugin_of(factory: Callable[..., Algorithm]) -> str | None:
     return module
 
 
-def _plugin_source(plugin: str | None, factory: Callable[..., Algorithm]) -> str | None:
-    """`jaxbai.plugins.source_digest` of the plugin and of the module defining ``factory`` where
-    it is not jaxbai's own; None without a plugin."""
-    if plugin is None:
+def _plugin_source(factory: Callable[..., Algorithm]) -> str | None:
+    """`AlgorithmEntry.plugin_source` of ``factory``."""
+    module = _factory_module(factory)
+    if module is not None and module.split(".")[0] == "jaxbai":
         return None
-    defining = _factory_module(factory) or plugin
-    own = defining.split(".")[0] == "jaxbai"
-    return plugins.source_digest([plugin] if own or defining == plugin else [plugin, defining])
+    if module is None or module == "__main__":
+        return "__main__"
+    return plugins.source_digest([module]) or f"{module} (no source file)"
 
 
 class Registry(Mapping[str, AlgorithmEntry]):
@@ -410,3 +413,5 @@ for _name, _factory, _display, _style in _BUILT_IN:
     register(_name, _factory, _display, style=_style)
 for _name, _factory, _display, _paper in _PUBLISHED_CODE:
     register(_name, _factory, _display, published_code_of=_paper)
+BUILT_IN_NAMES = frozenset(ALGORITHMS)
+"""The names of jaxbai's own algorithms (a trial created with one refuses a replacement)."""

@@ -177,7 +177,7 @@ def test_a_trial_runs_only_the_code_it_was_created_with(plugin_dir):
     assert _run(_trial_create(builtin, "adap_tt"), plugin_dir).returncode == 0
     assert _run(_trial_create(under_plugin, "adap_tt", *replacing), plugin_dir).returncode == 0
     refusals = {
-        (builtin, "created with jaxbai's own, and here the plugin 'replacing'"): replacing,
+        (builtin, "created with jaxbai's own, and here the plugin 'replacing' replaces"): replacing,
         (under_plugin, "created with the plugin 'replacing', and here jaxbai's own"): [],
     }
     for (path, message), options in refusals.items():
@@ -190,7 +190,7 @@ def test_a_trial_runs_only_the_code_it_was_created_with(plugin_dir):
     published = _run(["jaxbai.trial", "publish", str(under_plugin), *replacing], plugin_dir)
     plugin = json.loads(published.stdout)["plugin"]
     assert plugin["module"] == "replacing" and plugin["privacy_claim"] == PLUGIN_PRIVACY_CLAIM
-    assert len(plugin["source_sha256"]) == 64
+    assert len(plugin["source"]) == 64
     status = _run(["jaxbai.trial", "status", str(builtin)], plugin_dir)
     assert json.loads(status.stdout)["plugin"] is None
 
@@ -199,10 +199,17 @@ def test_a_trial_runs_only_the_code_it_was_created_with(plugin_dir):
         _run(_trial_create(plugged, "plug_tt", "--plugin", "plug_mod"), plugin_dir).returncode == 0
     )
     factories = plugin_dir / "plug_factories.py"  # the factory's module, not the plugin's
+    # the same code imported another way (not through --plugin: the entry names the factory's
+    # module) reopens it
+    reopen = "import sys\nimport plug_mod\nfrom jaxbai.trial import Trial\n"
+    reopen += "with Trial.open(sys.argv[1]) as t:\n    print(t.next_arm())\n"
+    (plugin_dir / "plug_reopen.py").write_text(reopen)
+    reopened = _run(["plug_reopen", str(plugged)], plugin_dir)
+    assert reopened.returncode == 0, reopened.stderr
     factories.write_text(factories.read_text().replace("beta=0.4", "beta=0.45"))
     changed = _run(["jaxbai.trial", "next", str(plugged), "--plugin", "plug_mod"], plugin_dir)
     assert changed.returncode == 2
-    assert "the source of the plugin 'plug_mod' changed" in changed.stderr, changed.stderr
+    assert "the code of the trial's algorithm changed" in changed.stderr, changed.stderr
 
 
 @pytest.mark.integration

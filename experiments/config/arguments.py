@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["EXIT_USAGE", "OneLineParser", "positive_epsilon", "positive_int"]
+__all__ = ["EXIT_USAGE", "OneLineParser", "non_negative_int", "positive_epsilon", "positive_int"]
 
 EXIT_USAGE = 2
 """The exit status of a command line that is refused."""
@@ -21,12 +21,21 @@ class OneLineParser(argparse.ArgumentParser):
 
 def positive_int(text: str) -> int:
     """An argparse type: a positive integer (a count of runs, a budget)."""
+    return _at_least(text, 1, "a positive integer")
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer ≥ 0 (a count where 0 means none)."""
+    return _at_least(text, 0, "an integer ≥ 0")
+
+
+def _at_least(text: str, low: int, what: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {value}")
     return value
 
 

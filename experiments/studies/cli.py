@@ -25,7 +25,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from experiments.config.arguments import OneLineParser, positive_epsilon, positive_int
+from experiments.config.arguments import (
+    OneLineParser,
+    non_negative_int,
+    positive_epsilon,
+    positive_int,
+)
 from jaxbai import compilation
 from jaxbai.instances import PAPER_INSTANCES
 
@@ -147,7 +152,7 @@ def _ablation_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--diagnostic-runs",
-        type=positive_int,
+        type=non_negative_int,
         default=12,
         help="runs per cell of the diagnostics; 0: none (default: %(default)s)",
     )

@@ -28,13 +28,13 @@ import hashlib
 import os
 import pickle
 import re
+import sys
 import zipfile
 from typing import Any
 
 import jax
 import numpy as np
 
-from jaxbai import plugins
 from jaxbai.base import Algorithm
 from jaxbai.engine.jobs import Jobs
 from jaxbai.version import __version__
@@ -56,11 +56,15 @@ Version 2 added ``counts``."""
 
 def _code(module: str) -> str:
     """SHA-256 (16 hex digits) of the source of ``module`` where it is not jaxbai's own (whose
-    version `grid_fingerprint` covers): a plugin's, a user's (`jaxbai.plugins.source_digest`);
-    '' where there is no file."""
+    version `grid_fingerprint` covers): a plugin's, a user's; '' where there is no file."""
     if module == "jaxbai" or module.startswith("jaxbai."):
         return ""
-    return (plugins.source_digest([module]) or "")[:16]
+    path = getattr(sys.modules.get(module), "__file__", None)
+    try:
+        with open(path or "", "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()[:16]
+    except OSError:
+        return ""
 
 
 def _named(thing: Any) -> str:

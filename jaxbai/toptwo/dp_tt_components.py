@@ -80,11 +80,18 @@ def tci_challenger(alg: Any, state: TopTwoState, leader: Scalar, params: TopTwoP
     """TCI challenger C = argmin_{a ≠ B} W_{B,a}(μ̃, N) + log N_a: the algorithm's cost at the
     true counts N, with a log N_a penalty (Jourdan et al. 2022; DP-TT step 5).
 
-    The values −(W_{B,a} + log N_a) are one elementwise function (`jaxbai.arrays.batched_last`),
-    so that under the engine's `vmap` the costs and the argmax over arms
-    (`jaxbai.arrays.argmax_random_ties`) are vector loops over lanes: W6 of `experiments.bench`
-    measured DP-TT's step 5× faster so on a CPU (mu1, 256 lanes)."""
+    With DP-TT's cost (`cost_private_bernoulli`, elementwise) the values −(W_{B,a} + log N_a)
+    are one elementwise function computed lanes-last (`jaxbai.arrays.batched_last`) and their
+    argmax is taken lanes-last too (`jaxbai.arrays.argmax_random_ties_lanes_last`): under the
+    engine's `vmap` on a CPU every operation is then a vector loop over lanes, 2.5–3× fewer ns
+    per planned pull at 256 lanes (`python -m experiments.bench ablation`, docs/benchmarks.md).
+    Any other cost (EB-TCI's, a plugin's, which need not be elementwise) takes the plain path,
+    which the fused kernel can lower."""
     is_leader, mu_b, n_b = leader_side(state, leader)
+    if alg.cost is not cost_private_bernoulli:
+        w = alg.cost(mu_b, state.means, n_b, state.counts, params)
+        w = w + jnp.log(state.counts.astype(jnp.float32))
+        return alg.argmax(-jnp.where(is_leader, jnp.inf, w), state)
     values = batched_last(functools.partial(_tci_values, alg.cost))
     values = values(mu_b, state.means, n_b, state.counts, is_leader, *params)
     return alg.argmax(values, state, lanes_last=True)

@@ -22,7 +22,7 @@ import jax
 
 from jaxbai import checks, plugins
 from jaxbai.base import Algorithm, Episodic, Mechanism, Releasing
-from jaxbai.registry import ALGORITHMS, AlgorithmEntry
+from jaxbai.registry import ALGORITHMS, BUILT_IN_NAMES, AlgorithmEntry
 from jaxbai.trial._config import NOISE_MODES, OUTCOMES, TrialConfig
 
 __all__ = [
@@ -81,26 +81,36 @@ def algorithm_entry(config: TrialConfig) -> AlgorithmEntry:
 
 
 def other_code(config: TrialConfig, entry: AlgorithmEntry) -> str | None:
-    """How ``entry`` differs from the code the trial was created with, else None: jaxbai's own
-    replaced by a plugin (`jaxbai.register` with ``replace=True``), the trial's plugin not
-    loaded where jaxbai's own has the name, another plugin, or the plugin's source changed
-    (`jaxbai.plugins.source_digest`; a store written before the source was recorded compares
-    the plugin's name only)."""
-    if entry.plugin != config.plugin:
-        now = "jaxbai's own" if entry.plugin is None else f"the plugin {entry.plugin!r}"
-        if config.plugin is None:
-            return f"the trial was created with jaxbai's own, and here {now} registers it"
+    """How ``entry`` differs from the code the trial was created with, else None.
+
+    The code is identified by `AlgorithmEntry.plugin_source` (the SHA-256 of the source of
+    the module defining the factory, whoever imported it). A trial created with jaxbai's own
+    algorithm (or by a store that predates the record, ``plugin_source`` None) refuses only
+    an entry that replaced one of jaxbai's own names (`jaxbai.register` with
+    ``replace=True``); one created with other code refuses jaxbai's own in its place and a
+    changed source."""
+    now = entry.plugin_source
+    if config.plugin_source is None:  # jaxbai's own, or a store older than the record
+        if now is None or config.plugin is not None or config.algorithm not in BUILT_IN_NAMES:
+            return None
+        return f"the trial was created with jaxbai's own, and here {_code(entry)} replaces it"
+    if now == config.plugin_source:
+        return None
+    if now is None:
         return (
-            f"the trial was created with the plugin {config.plugin!r}, and here {now} registers "
-            f"it (load {config.plugin} instead: --plugin {config.plugin})"
+            f"the trial was created with {_code(config)}, and here jaxbai's own has the name "
+            f"(load {config.plugin or 'that code'} first)"
         )
-    if config.plugin_source is not None and entry.plugin_source != config.plugin_source:
-        now = "unknown" if entry.plugin_source is None else entry.plugin_source[:16]
-        return (
-            f"the source of the plugin {config.plugin!r} changed since the trial was created "
-            f"(SHA-256 {config.plugin_source[:16]}… then, {now}… now)"
-        )
-    return None
+    return (
+        f"the code of the trial's algorithm changed since it was created (source SHA-256 "
+        f"{config.plugin_source[:16]}… then, {now[:16]}… now, {_code(entry)})"
+    )
+
+
+def _code(where: TrialConfig | AlgorithmEntry) -> str:
+    """Whose code: the plugin that registered it, else a registration in ``__main__`` (or a
+    module imported without ``--plugin``)."""
+    return f"the plugin {where.plugin!r}" if where.plugin else "code registered outside a plugin"
 
 
 def build(config: TrialConfig) -> tuple[Algorithm, Any]:

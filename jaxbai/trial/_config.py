@@ -71,9 +71,10 @@ class TrialConfig:
       outcomes: one of `OUTCOMES`.
       plugin: the module that registers the algorithm (`jaxbai.registry.AlgorithmEntry.plugin`),
         None for jaxbai's own; reopening the trial without it names it.
-      plugin_source: the SHA-256 of the plugin's source (`jaxbai.plugins.source_digest`), None
-        for jaxbai's own (and in stores written before it was recorded). The trial runs only
-        under an entry registered by the same plugin with the same source.
+      plugin_source: `jaxbai.registry.AlgorithmEntry.plugin_source` of the algorithm (the
+        SHA-256 of the source of the module defining its factory; None for jaxbai's own and in
+        stores written before it was recorded). The trial runs only under an entry with the
+        same one (`jaxbai.trial._algorithm.other_code`).
 
     Examples:
       >>> config = TrialConfig("adap_tt", {}, 3, 1.0, 0.05, clip=False, noise="secure")
@@ -99,8 +100,9 @@ class TrialStatus:
 
     Attributes:
       algorithm: registry name.
-      plugin: the module that registers the algorithm, None for jaxbai's own (a plugin's
-        ``privacy`` is the plugin's own claim, which jaxbai does not check).
+      plugin: where the algorithm comes from (`code_origin`: a plugin module, ``"__main__"``),
+        None for jaxbai's own; then ``privacy`` is that code's own claim, which jaxbai does not
+        check.
       privacy: ``"none"``, ``"local"`` or ``"global"``.
       num_arms: K.
       epsilon: ε (``None`` when not private).
@@ -151,13 +153,23 @@ class Snapshot:
     windows: Windows
 
 
+def code_origin(config: TrialConfig) -> str | None:
+    """Where a trial's algorithm comes from: the module that registers it, ``"__main__"`` for a
+    registration in a script or notebook, None for jaxbai's own (and for a store older than the
+    record of its code)."""
+    if config.plugin is None and config.plugin_source is not None:
+        return "__main__"
+    return config.plugin
+
+
 def published_plugin(config: TrialConfig) -> dict[str, str | None] | None:
-    """A publication's ``plugin`` (`Trial.publish`): None for jaxbai's own algorithm, else the
-    module that registers it, the SHA-256 of its source and `PLUGIN_PRIVACY_CLAIM`."""
-    if config.plugin is None:
+    """A publication's ``plugin`` (`Trial.publish`): None for jaxbai's own algorithm, else where
+    it comes from (`code_origin`), the `jaxbai.registry.AlgorithmEntry.plugin_source` of its
+    code and `PLUGIN_PRIVACY_CLAIM`."""
+    if code_origin(config) is None:
         return None
     return {
-        "module": config.plugin,
-        "source_sha256": config.plugin_source,
+        "module": code_origin(config),
+        "source": config.plugin_source,
         "privacy_claim": PLUGIN_PRIVACY_CLAIM,
     }

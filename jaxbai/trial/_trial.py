@@ -40,6 +40,7 @@ from jaxbai.trial._config import (
     Snapshot,
     TrialConfig,
     TrialStatus,
+    code_origin,
     published_plugin,
 )
 from jaxbai.trial._records import (
@@ -442,7 +443,7 @@ class Trial:
         stopped, recommendation = self._stopping()
         return TrialStatus(
             algorithm=self._config.algorithm,
-            plugin=self._config.plugin,
+            plugin=code_origin(self._config),
             privacy=self._alg.info.privacy,
             num_arms=self._config.num_arms,
             epsilon=self._config.epsilon,
