@@ -157,6 +157,19 @@ def test_registry_facts():
     assert dp.info().asymptotic_bound is None  # the paper's bound holds up to a constant
 
 
+@pytest.mark.parametrize(
+    ("challenger", "name"), [("forced", "dp_tt_forced"), ("tci_phase", "dp_tt_tci_phase")]
+)
+def test_challenger_variants_are_named_and_claim_no_allocation(challenger, name):
+    """A variant's challenger is not the specification's: its own name, no allocation target
+    (the specification's is the β-optimal one), DP-TT's privacy; a bad value is refused."""
+    alg = jaxbai.dp_tt(challenger=challenger)
+    assert alg.name == name and alg.info.allocation_target is None
+    assert alg.info.privacy == "global" and jaxbai.dp_tt().info.allocation_target is not None
+    with pytest.raises(ValueError, match="challenger must be one of"):
+        jaxbai.dp_tt(challenger="tc")
+
+
 # --- trajectories ---------------------------------------------------------------------------
 TRAJECTORY_CASES = [
     pytest.param("eb_tci", {}, None, id="eb_tci"),
@@ -164,6 +177,9 @@ TRAJECTORY_CASES = [
     pytest.param("dp_tt", {}, 1.0, id="dp_tt-heuristic-eps1"),
     pytest.param("dp_tt", {"threshold": "theory"}, 2.0, id="dp_tt-theory-eps2"),
     pytest.param("dp_tt", {"eta": 0.5, "threshold": "theory"}, 0.5, id="dp_tt-eta0.5-eps0.5"),
+    pytest.param("dp_tt", {"challenger": "forced"}, 1.0, id="dp_tt_forced-eps1"),
+    pytest.param("dp_tt", {"challenger": "tci_phase"}, 1.0, id="dp_tt_tci_phase-eps1"),
+    pytest.param("dp_tt", {"challenger": "tci_phase", "eta": 2.0}, 0.3, id="tci_phase-eta2-eps.3"),
 ]
 
 
@@ -189,6 +205,7 @@ def test_matches_transcription(name, kwargs, epsilon):
         max_samples=MAX_STEPS,
         follow=got.arms,
         tolerance=TOLERANCE,
+        challenger=kwargs.get("challenger", "tci"),
     )
     assert_same(got, want)
     assert len(want.deferred) <= MAX_DEFERRED, f"float32 near-ties at samples {want.deferred}"

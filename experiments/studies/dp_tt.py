@@ -6,9 +6,11 @@ table: the experiment of their Figure 1, reduced: mean τ ± standard error, err
        each cell beside its lower bound: T*_ε log(1/(3δ)) for the private algorithms
        (`jaxbai.theory.lower_bound_dp`), T*_KL log(1/(2.4δ)) for EB-TCI. A cell whose mean τ is
        below its bound is flagged (⚑); a censored run counts its budget, a lower bound on its τ.
-tail:  the tail of DP-TT's stopping time against the forced variant's, same runs and seeds:
-       quantiles of τ, censored runs, and *starved* runs, those that end (stopped or cut) with
-       the best arm's share N_{a*}/τ below a tenth of its β-optimal share ω*_{a*} (T*_{ε,β}).
+tail:  the tail of DP-TT's stopping time against single changes to it (`TAIL_VARIANTS`: a
+       coarser phase grid, √n forced exploration, the TCI challenger at Ñ), same runs and
+       seeds: quantiles of τ, mean/median, errors with their 95 % interval, censored runs, and
+       *starved* runs, those that end (stopped or cut) with the best arm's share N_{a*}/τ below
+       a tenth of its β-optimal share ω*_{a*} (T*_{ε,β}).
 
 Usage:
     python -m experiments.studies dp-tt [--out DIR] [--part all|table|tail] [--runs 100]
@@ -32,13 +34,16 @@ from experiments.studies.cells import cell_rows
 __all__ = [
     "ALGORITHMS",
     "EPSILONS",
+    "ERROR_ALPHA",
     "STARVED_SHARE",
+    "TAIL_VARIANTS",
     "instance_bounds",
     "markdown_table",
     "markdown_tail",
     "table",
     "tail",
     "tail_row",
+    "variant_name",
 ]
 
 ALGORITHMS = (
@@ -99,27 +104,60 @@ def tail_row(
     best_share: np.ndarray,
     optimal_share: float,
 ) -> dict[str, Any]:
-    """Quantiles of τ (censored runs at their cut), errors, censored and starved runs of one cell.
+    """Quantiles of τ (censored runs at their cut), errors with their exact 95 % interval,
+    censored and starved runs of one cell.
 
     Examples:
         >>> row = tail_row(np.array([10, 20, 30, 1000]), np.array([False, False, False, True]),
         ...                np.array([True, True, False, False]), np.array([0.5, 0.4, 0.01, 0.0]),
         ...                0.5)  # fmt: skip
-        >>> row["median"], row["errors"], row["censored"], row["starved"]
-        (25.0, 1, 1, 2)
+        >>> row["median"], row["errors"], row["censored"], row["starved"], row["mean_over_median"]
+        (25.0, 1, 1, 2, 10.6)
     """
+    from jaxbai.audit import clopper_pearson
+
     q50, q90, q99 = np.quantile(tau, [0.5, 0.9, 0.99])
+    errors = int(np.sum(~correct & ~censored))
+    lower, upper = clopper_pearson(errors, int(tau.size), ERROR_ALPHA / 2)
     return {
         "runs": int(tau.size),
         "mean_tau": float(tau.mean()),
         "median": float(q50),
+        "mean_over_median": float(tau.mean() / q50),
         "q90": float(q90),
         "q99": float(q99),
         "max": float(tau.max()),
-        "errors": int(np.sum(~correct & ~censored)),
+        "errors": errors,
+        "error_interval": [lower, upper],
         "censored": int(censored.sum()),
         "starved": int(np.sum(best_share < STARVED_SHARE * optimal_share)),
     }
+
+
+TAIL_VARIANTS = (
+    {},
+    {"eta": 2.0},
+    {"challenger": "forced"},
+    {"challenger": "tci_phase"},
+)
+"""The options of `jaxbai.dp_tt` the tail compares, each one change from the specification
+(the first): a coarser phase grid, √n forced exploration, the TCI challenger at Ñ."""
+ERROR_ALPHA = 0.05
+"""The error rate's interval is two-sided at level 1 − ERROR_ALPHA (exact Clopper–Pearson)."""
+
+
+def variant_name(options: dict[str, Any]) -> str:
+    """The row label of one DP-TT variant: its algorithm name, and η where it is not 1.
+
+    Examples:
+        >>> variant_name({}), variant_name({"eta": 2.0, "challenger": "forced"})
+        ('dp_tt', 'dp_tt_forced (η = 2)')
+    """
+    import jaxbai
+
+    alg = jaxbai.dp_tt(**options)
+    eta = alg.estimator.eta
+    return alg.name if eta == 1 else f"{alg.name} (η = {eta:g})"
 
 
 def tail(
@@ -129,17 +167,20 @@ def tail(
     epsilons: Sequence[float],
     max_samples: int,
     delta: float = DELTA,
+    variants: Sequence[dict[str, Any]] = TAIL_VARIANTS,
 ) -> list[dict[str, Any]]:
-    """DP-TT and its forced variant, one row per algorithm × instance × ε (`tail_row`)."""
+    """DP-TT's ``variants`` (options of `jaxbai.dp_tt`) on the same seeds, one row per
+    variant × instance × ε (`tail_row`); starved is measured against DP-TT's own β-optimal
+    allocation (the variants have none of their own)."""
     import jaxbai
 
-    target = jaxbai.dp_tt().info.allocation_target  # the forced variant has none
+    target = jaxbai.dp_tt().info.allocation_target
     optimal = {
         i: target(np.asarray(jaxbai.PAPER_INSTANCES[i]), np.asarray(epsilons)) for i in instances
     }
     rows = []
-    for challenger in ("tci", "forced"):
-        alg = jaxbai.dp_tt(challenger=challenger)
+    for options in variants:
+        alg = jaxbai.dp_tt(**options)
         for instance in instances:
             means = np.asarray(jaxbai.PAPER_INSTANCES[instance])
             best, omega = int(np.argmax(means)), optimal[instance]
@@ -156,7 +197,8 @@ def tail(
                 tau = res.tau[j].astype(np.float64)
                 share = res.counts[j, :, best] / tau
                 cell = tail_row(tau, res.censored[j], res.correct[j], share, omega[j, best])
-                rows.append({"algorithm": alg.name, "instance": instance, "epsilon": eps, **cell})
+                label = variant_name(options)
+                rows.append({"algorithm": label, "instance": instance, "epsilon": eps, **cell})
     return rows
 
 
@@ -187,16 +229,19 @@ def _tau(row: dict[str, Any]) -> str:
 
 
 def markdown_tail(rows: list[dict[str, Any]]) -> str:
-    """One line per algorithm × instance × ε: quantiles, errors, censored and starved runs."""
+    """One line per algorithm × instance × ε: quantiles, mean/median, errors (95 % interval),
+    censored and starved runs."""
     lines = [
-        "| algorithm | instance | ε | runs | mean τ | median | q90 | q99 | max "
-        "| errors | censored | starved |",
-        "|" + "---|" * 12,
+        "| algorithm | instance | ε | runs | mean τ | median | mean/median | q90 | q99 | max "
+        "| errors (95 % interval) | censored | starved |",
+        "|" + "---|" * 13,
     ]
     for r in rows:
+        lower, upper = r["error_interval"]
         lines.append(
             f"| {r['algorithm']} | {r['instance']} | {r['epsilon']:g} | {r['runs']} "
-            f"| {r['mean_tau']:.3g} | {r['median']:.3g} | {r['q90']:.3g} | {r['q99']:.3g} "
-            f"| {r['max']:.3g} | {r['errors']} | {r['censored']} | {r['starved']} |"
+            f"| {r['mean_tau']:.3g} | {r['median']:.3g} | {r['mean_over_median']:.2g} "
+            f"| {r['q90']:.3g} | {r['q99']:.3g} | {r['max']:.3g} "
+            f"| {r['errors']} ({lower:.3f}, {upper:.3f}) | {r['censored']} | {r['starved']} |"
         )
     return "\n".join(lines)

@@ -136,6 +136,7 @@ def dp_tt(
     follow: Sequence[int] | None = None,
     tolerance: float = 0.0,
     censor: bool = False,
+    challenger: str = "tci",
 ) -> Trajectory:
     """One run of DP-TT (``private``) or EB-TCI (``private=False``; ε, ``threshold``, ``eta``
     and ``laplace`` unused).
@@ -145,6 +146,10 @@ def dp_tt(
     a ≠ ã; else leader B = ã, challenger C = argmin_{a ≠ B} C*_ε(B, a, clip μ̃, N) + log N_a,
     pull B if N^B_B ≤ β (L_B + 1) else C, L_B += 1, N^B_B += 1 if B was pulled. After the pull of
     arm a: if N_a ≥ (1 + η) Ñ_a, S̃_a += (its rewards since Ñ_a) + Lap(1/ε), Ñ_a = N_a.
+
+    ``challenger``, DP-TT's variants beyond the paper: ``"forced"``, C = the least-pulled arm
+    a ≠ B while some arm has N_a < √n (n the samples so far), else TCI; ``"tci_phase"``, TCI at
+    the phase counts, argmin_{a ≠ B} C*_ε(B, a, clip μ̃, Ñ) + log Ñ_a.
 
     EB-TCI: the same with μ̂ = the mean of all rewards, N in place of Ñ, the Bernoulli-KL cost
     and the stop min_a W(ã, a, μ̂, N) ≥ log((1 + log n)/δ), n the number of samples.
@@ -193,12 +198,14 @@ def dp_tt(
         if leader_pulls[leader] <= beta * (leader_counts[leader] + 1):
             return [leader]
         others = [a for a in range(num_arms) if a != leader]
+        if challenger == "forced" and any(counts[a] < math.sqrt(len(arms)) for a in others):
+            return [argmin(counts, priority, others)]
+        n = local if challenger == "tci_phase" else counts
         tci = [
-            cost(means[leader], means[a], counts[leader], counts[a]) + math.log(counts[a])
-            for a in range(num_arms)
+            cost(means[leader], means[a], n[leader], n[a]) + math.log(n[a]) for a in range(num_arms)
         ]
-        challenger = argmin(tci, priority, others)
-        return [challenger, *(a for a in others if near(tci[a], tci[challenger], tolerance))]
+        chosen = argmin(tci, priority, others)
+        return [chosen, *(a for a in others if near(tci[a], tci[chosen], tolerance))]
 
     while True:
         samples = len(arms)

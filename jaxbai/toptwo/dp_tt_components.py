@@ -19,10 +19,10 @@ import jax
 import jax.numpy as jnp
 
 from jaxbai import costs, thresholds
-from jaxbai.arrays import batched_last, one_hot
+from jaxbai.arrays import batched_last, one_hot, pick
 from jaxbai.base import PerArm, Scalar
 from jaxbai.theory import private_cost
-from jaxbai.toptwo.components import glr_pairs_passed, leader_side
+from jaxbai.toptwo.components import glr_pairs_passed
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "empirical_best_stopping",
     "forced_tci_challenger",
     "no_bonus",
+    "phase_tci_challenger",
     "tci_challenger",
     "threshold_dp_heuristic",
     "threshold_dp_theory",
@@ -87,13 +88,30 @@ def tci_challenger(alg: Any, state: TopTwoState, leader: Scalar, params: TopTwoP
     per planned pull at 256 lanes (`python -m experiments.bench ablation`, docs/benchmarks.md).
     Any other cost (EB-TCI's, a plugin's, which need not be elementwise) takes the plain path,
     which the fused kernel can lower."""
-    is_leader, mu_b, n_b = leader_side(state, leader)
+    return _tci_at(alg, state, leader, params, state.counts)
+
+
+def phase_tci_challenger(
+    alg: Any, state: TopTwoState, leader: Scalar, params: TopTwoParams
+) -> Scalar:
+    """The TCI challenger at the phase counts Ñ: argmin_{a ≠ B} W_{B,a}(μ̃, Ñ) + log Ñ_a. Not
+    from the paper: a variant (`dp_tt(challenger="tci_phase")`) whose challenger changes only
+    when a phase ends, the counts the stopping rule reads (docs/dp-tt.md measures it)."""
+    return _tci_at(alg, state, leader, params, state.local_counts)
+
+
+def _tci_at(
+    alg: Any, state: TopTwoState, leader: Scalar, params: TopTwoParams, counts: jax.Array
+) -> Scalar:
+    """argmin_{a ≠ B} W_{B,a}(μ̃, counts) + log counts_a (`tci_challenger`)."""
+    is_leader = one_hot(leader, state.means.shape[0])
+    mu_b, n_b = pick(state.means, is_leader), pick(counts, is_leader)
     if alg.cost is not cost_private_bernoulli:
-        w = alg.cost(mu_b, state.means, n_b, state.counts, params)
-        w = w + jnp.log(state.counts.astype(jnp.float32))
+        w = alg.cost(mu_b, state.means, n_b, counts, params)
+        w = w + jnp.log(counts.astype(jnp.float32))
         return alg.argmax(-jnp.where(is_leader, jnp.inf, w), state)
     values = batched_last(functools.partial(_tci_values, alg.cost))
-    values = values(mu_b, state.means, n_b, state.counts, is_leader, *params)
+    values = values(mu_b, state.means, n_b, counts, is_leader, *params)
     return alg.argmax(values, state, lanes_last=True)
 
 

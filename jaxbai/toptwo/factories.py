@@ -37,6 +37,7 @@ from jaxbai.toptwo.dp_tt_components import (
     empirical_best_stopping,
     forced_tci_challenger,
     no_bonus,
+    phase_tci_challenger,
     tci_challenger,
     threshold_dp_heuristic,
     threshold_dp_theory,
@@ -318,7 +319,12 @@ def adap_tt_star_ratio(
     return dataclasses.replace(alg, name=name, challenger=threshold_aware_challenger)
 
 
-_DP_TT_CHALLENGERS = {"tci": tci_challenger, "forced": forced_tci_challenger}
+_DP_TT_CHALLENGERS = {
+    "tci": (tci_challenger, "dp_tt"),
+    "forced": (forced_tci_challenger, "dp_tt_forced"),
+    "tci_phase": (phase_tci_challenger, "dp_tt_tci_phase"),
+}
+"""DP-TT's challengers by option value: (challenger, the algorithm's name)."""
 
 
 DP_TT_ETA_MIN_HEURISTIC = 1.0
@@ -363,9 +369,11 @@ def dp_tt(
         beta: tracking proportion β.
         eta: the phase grid's ratio η, in [`DP_TT_ETA_MIN_HEURISTIC`, `DP_TT_ETA_MAX`] with the
             heuristic threshold and in (0, `DP_TT_ETA_MAX`] with the theory one.
-        challenger: ``"tci"`` (the specification) or ``"forced"``, a variant beyond the paper
-            (`jaxbai.toptwo.dp_tt_components.forced_tci_challenger`: the least-pulled arm while
-            some N_a < √n), named ``dp_tt_forced`` (docs/dp-tt.md measures both).
+        challenger: ``"tci"`` (the specification), or a variant beyond the paper:
+            ``"forced"`` (`jaxbai.toptwo.dp_tt_components.forced_tci_challenger`: the
+            least-pulled arm while some N_a < √n), named ``dp_tt_forced``, or ``"tci_phase"``
+            (`jaxbai.toptwo.dp_tt_components.phase_tci_challenger`: TCI at the phase counts Ñ),
+            named ``dp_tt_tci_phase`` (docs/dp-tt.md measures them).
 
     Examples:
         >>> alg = dp_tt()
@@ -377,18 +385,21 @@ def dp_tt(
     if challenger not in _DP_TT_CHALLENGERS:
         choices = tuple(_DP_TT_CHALLENGERS)
         raise ValueError(f"challenger must be one of {choices}, got {challenger!r}")
+    challenger_rule, name = _DP_TT_CHALLENGERS[challenger]
     alg = EpisodicTopTwo(
-        "dp_tt" if challenger == "tci" else "dp_tt_forced",
+        name,
         estimators.CumulativeLaplace(eta=eta),
         cost_private_bernoulli,
         no_bonus,
         _threshold("dp", threshold),
-        challenger=_DP_TT_CHALLENGERS[challenger],
+        challenger=challenger_rule,
         stopping_rule=empirical_best_stopping,
         leader_rule=empirical_best_leader,
         beta=beta,
     )
-    return with_guarantee(alg, beta_optimal_private, None)
+    # the variants' challengers are not the specification's: no allocation target is claimed
+    allocation = beta_optimal_private if challenger == "tci" else None
+    return with_guarantee(alg, allocation, None)
 
 
 def eb_tci(beta: float = 0.5) -> TopTwo:
