@@ -129,12 +129,33 @@ def test_checkpoint_survives_a_crash_mid_write(tmp_path, monkeypatch):
     assert resumed.lane_steps == 0
 
 
-def test_checkpoint_of_another_grid_is_refused(tmp_path):
-    """Resuming with a different seed (or grid) is an error, not a silent mix."""
+def test_checkpoint_of_another_grid_is_refused_naming_what_changed(tmp_path):
+    """Resuming with a different seed, budget, algorithm option or ε is an error, not a
+    silent mix, and the message names exactly what changed; a fingerprint without named parts
+    (an older jaxbai's) is refused as possibly from an older jaxbai."""
+    from jaxbai.engine import _checkpoint
+
     path = str(tmp_path / "grid.npz")
-    engine.run_grid(jaxbai.adap_tt(), small_jobs(2), seed=0, checkpoint=path)
-    with pytest.raises(ValueError, match="different grid"):
-        engine.run_grid(jaxbai.adap_tt(), small_jobs(2), seed=1, checkpoint=path, resume=True)
+    jobs = small_jobs(2)
+    engine.run_grid(jaxbai.adap_tt(), jobs, seed=0, checkpoint=path, max_samples=10**5)
+    other_eps = engine.grid_jobs(INST, [0.3, 3.0, 31.0], 0.1, 2)
+    cases = [
+        ((jaxbai.adap_tt(), jobs, 1, 10**5), r"\(the seed changed\)"),
+        ((jaxbai.adap_tt(), jobs, 0, 10**6), r"\(the sample budget changed\)"),
+        ((jaxbai.adap_tt("theory"), jobs, 0, 10**5), r"\(the algorithm, its options or its "),
+        ((jaxbai.adap_tt(), other_eps, 0, 10**5), r"\(the jobs \(instances, ε, δ, runs\) changed"),
+        ((jaxbai.adap_tt(), jobs, 2, 10**6), r"\(the seed, the sample budget changed"),
+    ]
+    for (alg, grid, seed, budget), message in cases:
+        with pytest.raises(ValueError, match=message):
+            engine.run_grid(alg, grid, seed=seed, checkpoint=path, resume=True, max_samples=budget)
+    with np.load(path) as data:
+        fingerprint = str(data["fingerprint"])
+    assert _checkpoint.fingerprint_changes(fingerprint, fingerprint) == []
+    results = engine.read_checkpoint(path, fingerprint, len(jobs), 3)
+    engine.write_checkpoint(path, "9f86d081884c7d65", results)  # a version-2 fingerprint
+    with pytest.raises(ValueError, match="different grid \\(or by an older jaxbai"):
+        engine.read_checkpoint(path, fingerprint, len(jobs), 3)
 
 
 def test_missing_gpu_is_an_error():
@@ -258,11 +279,13 @@ def test_a_changed_plugin_or_jaxbai_version_refuses_the_resume(tmp_path, monkeyp
     again = engine.run_grid(alg(), jobs, seed=0, checkpoint=path, resume=True)
     assert_same(again, first)  # unchanged code resumes
     monkeypatch.setattr(_checkpoint, "__version__", "999")
-    with pytest.raises(ValueError, match="jaxbai version"):
+    with pytest.raises(ValueError, match=r"\(jaxbai's version changed\)"):
         engine.run_grid(alg(), jobs, seed=0, checkpoint=path, resume=True)
     monkeypatch.undo()
     monkeypatch.syspath_prepend(str(tmp_path))
     module.write_text(PLUGIN_STOP.replace("{cap}", "10**9"))
     plugin = importlib.reload(plugin)
-    with pytest.raises(ValueError, match="plugin code"):
+    with pytest.raises(
+        ValueError, match=r"\(the algorithm, its options or its plugin code changed"
+    ):
         engine.run_grid(alg(), jobs, seed=0, checkpoint=path, resume=True)

@@ -104,6 +104,15 @@ def test_resume_after_interruption_gives_the_same_csv(tiny_sweep, tmp_path):
     assert cli.main([*TINY, "--out", out, "--resume"]) == 0
     with open(os.path.join(out, "runs.csv")) as a, open(os.path.join(tiny_sweep, "runs.csv")) as b:
         assert a.read() == b.read()
+    with open(os.path.join(tiny_sweep, "sweep.json")) as f:
+        fresh = json.load(f)
+    assert fresh["resumed_jobs"] == 0 and fresh["samples"] > 0 and fresh["samples_per_s"] > 0
+    assert cli.main([*TINY, "--out", out, "--resume"]) == 0  # every job restored
+    with open(os.path.join(out, "sweep.json")) as f:
+        again = json.load(f)
+    jobs = sum(stats["jobs"] for stats in again["engine"].values())
+    assert again["resumed_jobs"] == jobs > 0  # a resumed sweep recorded samples 0, rate 0.0
+    assert again["samples"] == 0 and again["samples_per_s"] is None
 
 
 def _gpu_present() -> bool:

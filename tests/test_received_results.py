@@ -90,6 +90,29 @@ def test_a_sweep_json_as_config_imports_nothing(received):
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
+def test_no_figure_or_checkpoint_goes_through_a_planted_directory_link(received):
+    """``figures/`` and ``checkpoints/`` of a received folder linked to a directory outside it:
+    the figures' default directory was followed; now plot and a resumed sweep refuse the link
+    in one line and write nothing where it points."""
+    import shutil
+
+    folder, elsewhere = received / "linked", received / "elsewhere"
+    shutil.copytree(received / "out", folder, symlinks=True)
+    elsewhere.mkdir()
+    for name in ("figures", "checkpoints"):
+        shutil.rmtree(folder / name, ignore_errors=True)
+        (folder / name).symlink_to(elsewhere, target_is_directory=True)
+    done = _run(received, "experiments.plot", "linked/runs.csv")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "figures is a symbolic link" in done.stderr
+    args = ["--instances", "mu1", "--algorithms", "ttucb", "--runs", "2", "--quiet"]
+    done = _run(received, "experiments.sweep", *args, "--out", "linked", "--resume")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "checkpoints is a symbolic link" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not any(elsewhere.iterdir())
+
+
 @pytest.mark.parametrize(
     ("module", "says"),
     [

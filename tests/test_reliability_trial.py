@@ -129,6 +129,29 @@ def test_a_copy_without_its_log_or_beside_another_trials_log_is_refused(tmp_path
         assert t.publish() == expected
 
 
+def test_a_hard_linked_trial_killed_mid_run_names_the_link_its_log_is_beside(tmp_path, no_fsync):
+    """A trial open under one of two hard-linked names leaves its log beside that name when it
+    is killed; opened under the other name it asked for a log that never existed. It now names
+    the link to open it as, and opens there with every record."""
+    import os
+
+    a, b = tmp_path / "a.trial", tmp_path / "b.trial"
+    image = tmp_path / "image"
+    image.mkdir()
+    Trial.create(a, "adap_tt", 3, 1.0, 0.05, 0, noise="prng").close()
+    os.link(a, b)
+    with Trial.open(b) as t:
+        drive(t, 20)
+        shutil.copy(b, image / "first.trial")  # the files as a crash leaves them
+        shutil.copy(tmp_path / "b.trial-wal", image / "second.trial-wal")
+        expected = t.publish()
+    os.link(image / "first.trial", image / "second.trial")
+    with pytest.raises(ValueError, match=r"while open as second\.trial, a hard link .* log is "):
+        Trial.open(image / "first.trial")
+    with Trial.open(image / "second.trial") as t:
+        assert t.publish() == expected
+
+
 @pytest.mark.integration
 def test_backup_while_open_in_another_process(tmp_path):
     """`backup` copies a trial that another process has open (mid-session, log and all) into

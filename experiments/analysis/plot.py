@@ -199,9 +199,10 @@ def save_figures(
     figures: dict[str, Figure], out_dir: str, sweep_config: SweepConfig | None = None
 ) -> list[str]:
     """Save `draw_figures`' figures in ``out_dir``, each in the plot options' formats (the
-    allocation figures as PNG); returns the written paths."""
+    allocation figures as PNG); returns the written paths. ``out_dir`` may not be a symbolic
+    link (`experiments.analysis.results.output_directory`)."""
     options = sweep_config.plot if sweep_config else PlotOptions()
-    os.makedirs(out_dir, exist_ok=True)
+    results.output_directory(out_dir)  # never a link planted in a received folder
     paths = []
     for stem, fig in figures.items():
         formats = ("png",) if stem.startswith("allocations_") else options.formats

@@ -263,6 +263,23 @@ def _field(value: object, kind: type | None) -> object:
     return value
 
 
+def output_directory(path: str) -> str:
+    """``path`` created as a directory if missing; returns it.
+
+    Raises:
+        ValueError: ``path`` is a symbolic link. A results folder someone sent may hold one
+            (``figures/`` or ``checkpoints/`` pointing elsewhere) to have files written where
+            it points; nothing is written through it.
+    """
+    if os.path.islink(path):
+        raise ValueError(
+            f"{path} is a symbolic link: results are not written through a link (remove it, "
+            "or choose another output directory)"
+        )
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
 @contextlib.contextmanager
 def replacing(path: str, mode: str = "w", newline: str | None = None) -> Iterator[IO]:
     """A file (``mode`` ``"w"`` or ``"wb"``) that replaces ``path`` atomically once written: a

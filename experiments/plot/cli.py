@@ -7,6 +7,7 @@ the instances, algorithm options and plot options); the drawing is `experiments.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 
 from experiments import config
@@ -31,6 +32,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     targets = stats.allocation_targets(table, stats.algorithms_of(sweep_config))
     summary = stats.summarize(table, targets)
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.csv)), "figures")
-    for path in plot.draw_all(summary, out, sweep_config):
+    try:
+        written = plot.draw_all(summary, out, sweep_config)
+    except (ValueError, OSError) as err:  # a linked or unwritable figure directory
+        print(f"python -m experiments.plot: error: {err}", file=sys.stderr)
+        return 2
+    for path in written:
         print(path)
     return 0

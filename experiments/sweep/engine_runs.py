@@ -229,19 +229,32 @@ def check_kernel(sweep_config: SweepConfig) -> None:
         raise ValueError("kernel='fused' cannot run " + "; ".join(refused) + "; use kernel='xla'")
 
 
+def rate(samples: int, wall: float) -> float | None:
+    """Samples per second, or None where no sample was drawn (every job resumed): no rate was
+    measured, and 0.0 would read as one.
+
+    Examples:
+        >>> rate(10, 2.0), rate(0, 3.0)
+        (5.0, None)
+    """
+    return samples / max(wall, 1e-9) if samples else None
+
+
 def engine_stats(grid_results: Sequence[GridResult]) -> dict:
-    """Wall time and throughput of one algorithm's engine calls, together."""
+    """Wall time and throughput of one algorithm's engine calls, together; ``resumed_jobs``
+    were restored from checkpoints, so their samples are not in ``samples``."""
     samples = sum(r.samples for r in grid_results)
     wall = sum(r.wall_time for r in grid_results)
     lane_steps = sum(r.lane_steps for r in grid_results)
     return {
         "jobs": sum(len(r.jobs) for r in grid_results),
+        "resumed_jobs": sum(r.resumed for r in grid_results),
         "censored": int(sum(r.censored.sum() for r in grid_results)),
         "wall_time_s": wall,
         "samples": samples,
         "lane_steps": lane_steps,
         "efficiency": samples / max(lane_steps, 1),
-        "samples_per_s": samples / max(wall, 1e-9),
+        "samples_per_s": rate(samples, wall),
         "shared_deltas": any(r.shared_deltas for r in grid_results),
         "kernel": grid_results[0].kernel,
     }

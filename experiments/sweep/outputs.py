@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from experiments.analysis import provenance, results
 from experiments.config import SweepConfig
-from experiments.sweep import distributed
+from experiments.sweep import distributed, engine_runs
 
 if TYPE_CHECKING:  # at run time matplotlib is imported when first needed
     from matplotlib.figure import Figure
@@ -136,7 +136,7 @@ def claim_out(out: str, *, resume: bool = False, overwrite: bool = False) -> Non
             "continues the same grid, --overwrite replaces them; or choose another --out"
         )
     checkpoints = os.path.join(out, "checkpoints")
-    if overwrite and os.path.isdir(checkpoints):
+    if overwrite and os.path.isdir(checkpoints) and not os.path.islink(checkpoints):
         shutil.rmtree(checkpoints)
 
 
@@ -146,11 +146,11 @@ def prepare_out(out: str) -> None:
 
     Raises:
         ValueError: naming the path that cannot be created or written (``out`` is a file, a
-            read-only directory, …).
+            read-only directory, …), or ``out/checkpoints`` if it is a symbolic link.
     """
     checkpoints = os.path.join(out, "checkpoints")
     try:
-        os.makedirs(checkpoints, exist_ok=True)
+        results.output_directory(checkpoints)  # never a link planted in a received folder
         for directory in (out, checkpoints):
             fd, probe = tempfile.mkstemp(dir=directory, prefix=".write-test-")
             os.close(fd)
@@ -192,8 +192,10 @@ def sweep_record(
         "engine": engine,
         "engine_wall_time_s": engine_wall,
         "samples": samples,
-        "samples_per_s": samples / max(engine_wall, 1e-9),
-        "note": "samples count the runs simulated by this invocation (not resumed ones)",
+        "samples_per_s": engine_runs.rate(samples, engine_wall),
+        "resumed_jobs": sum(s["resumed_jobs"] for s in engine.values()),
+        "note": "samples count the runs simulated by this invocation, not the resumed_jobs "
+        "restored from checkpoints; samples_per_s is null where none was simulated",
         "wall_time_s": time.perf_counter() - clock,
     }
 

@@ -9,10 +9,12 @@ ignored).
 
 On resume, finished jobs are kept and every other job is run from its start — which gives
 bitwise the same result as an uninterrupted run, since a job's trajectory depends only on its
-key. A checkpoint records the `grid_fingerprint` of its grid (algorithm configuration, jobs,
-seed, budget, format version) and is refused for any other grid. A checkpoint of an older
-format (version 1, before the final counts were recorded) is refused with a message that says
-to rerun without resuming: its jobs' counts are lost, so they cannot be kept.
+key. A checkpoint records the `grid_fingerprint` of its grid (format version, jaxbai's version,
+algorithm configuration and plugin code, jobs, seed, budget) and is refused for any other grid,
+with a message that names what changed. A checkpoint of an older format is refused: version 1
+(before the final counts were recorded) with a message that says to rerun without resuming, as
+its jobs' counts are lost; version 2 (a fingerprint without named parts) as a different grid,
+"or by an older jaxbai".
 
 In a grid over several processes (`jaxbai.engine._distributed`) each process writes its own
 shard (`shard_path`); `read_checkpoint` pools a checkpoint and every shard of it, so a grid
@@ -41,7 +43,9 @@ from jaxbai.version import __version__
 
 __all__ = [
     "CHECKPOINT_VERSION",
+    "FINGERPRINT_PARTS",
     "empty_results",
+    "fingerprint_changes",
     "finished_jobs",
     "grid_fingerprint",
     "read_checkpoint",
@@ -49,9 +53,9 @@ __all__ = [
     "write_checkpoint",
 ]
 
-CHECKPOINT_VERSION = 2
+CHECKPOINT_VERSION = 3
 """Format version; part of every fingerprint, so a new format refuses older checkpoints.
-Version 2 added ``counts``."""
+Version 2 added ``counts``, version 3 the fingerprint's named parts."""
 
 
 def _code(module: str) -> str:
@@ -95,16 +99,55 @@ def _describe(alg: Algorithm) -> str:
     return f"{_named(type(alg))}({', '.join(fields)})"
 
 
+FINGERPRINT_PARTS = {
+    "format": "the checkpoint format",
+    "jaxbai": "jaxbai's version",
+    "algorithm": "the algorithm, its options or its plugin code",
+    "jobs": "the jobs (instances, ε, δ, runs)",
+    "seed": "the seed",
+    "budget": "the sample budget",
+}
+"""The parts of a `grid_fingerprint`, with what each covers."""
+
+
 def grid_fingerprint(alg: Algorithm, jobs: Jobs, seed: int, max_samples: int) -> str:
-    """SHA-256 of everything a grid's results depend on (hex): the algorithm's configuration
-    and the source of any plugin code it names (`_describe`), jaxbai's version, the jobs, the
-    seed and the budget."""
-    digest = hashlib.sha256()
-    digest.update(f"jaxbai {__version__}|{_describe(alg)}".encode())
-    digest.update(f"{seed}|{max_samples}|{CHECKPOINT_VERSION}".encode())
+    """Everything a grid's results depend on, as ``name=value`` parts (`FINGERPRINT_PARTS`)
+    joined by ``;``: the format version, jaxbai's version, the SHA-256 of the algorithm's
+    configuration and the source of any plugin code it names (`_describe`), the SHA-256 of
+    the jobs, the seed and the budget. A refused resume names the parts that differ
+    (`fingerprint_changes`)."""
+    jobs_digest = hashlib.sha256()
     for leaf in jax.tree_util.tree_leaves(jobs):
-        digest.update(np.ascontiguousarray(leaf).tobytes())
-    return digest.hexdigest()
+        jobs_digest.update(np.ascontiguousarray(leaf).tobytes())
+    parts = {
+        "format": str(CHECKPOINT_VERSION),
+        "jaxbai": __version__,
+        "algorithm": hashlib.sha256(_describe(alg).encode()).hexdigest(),
+        "jobs": jobs_digest.hexdigest(),
+        "seed": str(seed),
+        "budget": str(max_samples),
+    }
+    return ";".join(f"{name}={value}" for name, value in parts.items())
+
+
+def fingerprint_changes(found: str, expected: str) -> list[str]:
+    """What differs between two `grid_fingerprint` values, in `FINGERPRINT_PARTS`' words; [] if
+    either is not made of its parts (a checkpoint of an older jaxbai).
+
+    Examples:
+        >>> fingerprint_changes("format=3;seed=0;budget=9", "format=3;seed=1;budget=10")
+        ['the seed', 'the sample budget']
+        >>> fingerprint_changes("9f86d08", "format=3;seed=1")
+        []
+    """
+    parsed = []
+    for text in (found, expected):
+        pairs = [part.partition("=") for part in text.split(";")]
+        if not all(sep and name in FINGERPRINT_PARTS for name, sep, _ in pairs):
+            return []
+        parsed.append({name: value for name, _, value in pairs})
+    old, new = parsed
+    return [words for name, words in FINGERPRINT_PARTS.items() if old.get(name) != new.get(name)]
 
 
 def empty_results(num_jobs: int, num_arms: int) -> dict[str, np.ndarray]:
@@ -254,9 +297,16 @@ def read_checkpoint(
     for file in _checkpoint_files(path):
         found, data = _read_file(file, num_jobs, num_arms)
         if found != fingerprint:
+            changed = fingerprint_changes(found, fingerprint)
+            what = (
+                f"{', '.join(changed)} changed"
+                if changed
+                else "or by an older jaxbai: the algorithm, its options or plugin code, "
+                "jaxbai's version, the jobs, the seed or the budget may have changed"
+            )
             raise ValueError(
-                f"checkpoint {file} was written for a different grid (algorithm or its options, "
-                "plugin code, jaxbai version, jobs, seed or budget); remove it"
+                f"checkpoint {file} was written for a different grid ({what}); resume the same "
+                "grid, or start over (a sweep: --overwrite) or remove it"
             )
         new = data["done"] & ~results["done"]
         for name in results:

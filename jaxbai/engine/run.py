@@ -84,6 +84,7 @@ class GridResult(NamedTuple):
         shared_deltas: whether the δ of each (instance, ε, run) shared one trajectory
             (only where the algorithm allows it, `with_shared_deltas`).
         kernel: the lane program that ran, ``"xla"`` or ``"fused"`` (`run_grid`'s ``kernel``).
+        resumed: jobs restored from the checkpoint (``resume=True``), not run in this call.
     """
 
     tau: np.ndarray
@@ -98,6 +99,7 @@ class GridResult(NamedTuple):
     wall_time: float
     shared_deltas: bool = False
     kernel: str = "xla"
+    resumed: int = 0
 
     @property
     def efficiency(self) -> float:
@@ -259,7 +261,7 @@ def run_grid(
             write_checkpoint(checkpoint, fingerprint, results)
         samples = _samples(units, results)
         result = _grid_result(results, best, jobs, max_samples, lane_steps, samples, start, alg)
-        return result._replace(kernel=kernel)
+        return result._replace(kernel=kernel, resumed=int(already.sum()))
 
 
 def _my_units(team: _distributed.Team, alg: Algorithm, jobs: Jobs, units: np.ndarray):

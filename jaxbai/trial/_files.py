@@ -28,6 +28,7 @@ __all__ = [
     "check_owner",
     "check_writable_medium",
     "fsync",
+    "hard_links",
     "install",
     "log_path",
     "main_file_meta",
@@ -281,12 +282,34 @@ def check_log_present(path: Path, main: dict[str, str]) -> None:
     while its log is missing; run before SQLite looks for the log."""
     log = log_path(path)
     if main.get("session") and not log.exists():
+        linked = [name for name in hard_links(path) if log_path(name).exists()]
+        if linked:
+            raise ValueError(
+                f"trial {path} was not closed cleanly while open as {linked[0].name}, a hard "
+                f"link to the same file: its log is {log_path(linked[0]).name}; open the trial "
+                f"as {linked[0]}"
+            )
         raise ValueError(
             f"trial {path} was not closed cleanly and its log {log.name} is missing: the log "
             f"holds the records since it was opened. Put {log.name} back beside {path.name} "
             "(an open or interrupted trial is both files; python -m jaxbai.trial backup "
             "copies one into a single file)"
         )
+
+
+def hard_links(path: Path) -> list[Path]:
+    """The other names of ``path``'s file in its directory (hard links), sorted: SQLite names a
+    log after the name a store was opened under, so an interrupted trial's log may be beside
+    another of them."""
+    here = path.stat()
+    if here.st_nlink < 2:
+        return []
+    others = []
+    for entry in sorted(os.scandir(path.parent), key=lambda e: e.name):
+        same = entry.name != path.name and entry.is_file(follow_symlinks=False)
+        if same and entry.inode() == here.st_ino and entry.stat().st_dev == here.st_dev:
+            others.append(Path(entry.path))
+    return others
 
 
 def check_log_owner(path: Path, main: dict[str, str], view: dict[str, str]) -> None:
