@@ -5,13 +5,13 @@ plugin it needs when it is reopened without it (`jaxbai.plugins`)."""
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import subprocess
 import sys
 import textwrap
 
 import pytest
+from _commands import run_module
 
 import jaxbai
 from experiments import config
@@ -19,8 +19,6 @@ from experiments.analysis import results
 from experiments.config import ConfigError
 from jaxbai import plugins
 from jaxbai.trial import PLUGIN_PRIVACY_CLAIM
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 FACTORIES = textwrap.dedent(
     """
@@ -52,15 +50,8 @@ def plugin_dir(tmp_path):
 
 
 def _run(args: list[str], path: pathlib.Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(path), str(ROOT)])}
-    return subprocess.run(
-        [sys.executable, "-m", *args],
-        cwd=path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    """``python -m *args`` in ``path``, its modules importable."""
+    return run_module(path, args, (path,))
 
 
 def test_load_names_a_module_that_cannot_be_imported():

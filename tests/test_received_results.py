@@ -11,20 +11,18 @@ subprocesses from that working directory.
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import re
 import subprocess
-import sys
 
 import pytest
+from _commands import run_module
 
 from experiments.analysis import results
 from experiments.sweep import cli
 
 pytestmark = pytest.mark.integration
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 ZEN = "Beautiful is better than ugly"
 
 
@@ -47,15 +45,8 @@ def received(tmp_path_factory) -> pathlib.Path:
 
 
 def _run(work: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", *args],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    """``python -m *args`` in ``work``, whose modules are not on the path."""
+    return run_module(work, list(args))
 
 
 def _no_code_ran(work: pathlib.Path, done: subprocess.CompletedProcess) -> None:
