@@ -26,7 +26,7 @@ excluded (each program is warmed up on a small grid).
 
 ``--kernel fused`` runs W1–W3 with the fused lane kernel (`jaxbai.engine.KERNELS`; on a CPU in
 Pallas' interpret mode, a check that it runs rather than a speed; a grid it refuses is reported
-with the reason) and skips W4 and W5, whose per-episode draws and shared δ only the XLA program
+with the reason) and skips W4–W6, whose per-episode draws and shared δ only the XLA program
 runs. ``python -m experiments.bench kernels`` (`experiments.bench.kernels`) measures both lane
 programs' cost per step and the paper grid's tail; ``python -m experiments.bench ablation``
 (`experiments.bench.ablation`) what each part of the Top Two step costs in the XLA lane program

@@ -165,9 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         "--kernel",
         choices=KERNELS,
         default="auto",
-        help="the engine's lane program in W1-W3; with fused, W4 and W5 (per-episode draws "
-        "and shared δ, which only the XLA program runs) are skipped, and the kernel is "
-        "interpreted on a CPU (default: %(default)s)",
+        help="the engine's lane program in W1-W3; W4-W6 (per-episode draws and shared δ, "
+        "which only the XLA program runs) run the XLA program, and are skipped with fused; "
+        "the fused kernel is interpreted on a CPU (default: %(default)s)",
     )
     args = parser.parse_args(argv)
     compilation.from_arguments(args)
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         "W1": w1(args.device, runs_w1, py_runs, args.kernel),
         "W2": w2(args.device, runs_w2, args.kernel),
     }
-    if args.kernel != "fused":  # per-episode draws and shared δ: the XLA program only
+    if args.kernel != "fused":  # per-episode draws and shared δ: the XLA program only (W4-W6)
         report["W4"] = w4(args.device, runs_w2)
         report["W5"] = w5(args.device, runs_w2 * 5)
         report["W6"] = w6(args.device, *((32, 20_000) if quick else (256, 100_000)))
