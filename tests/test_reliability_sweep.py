@@ -287,7 +287,8 @@ def test_a_used_out_is_refused_unless_resumed_or_overwritten(tmp_path, capsys):
     out = tmp_path / "out"
     assert cli.main([*TINY, "--out", str(out)]) == 0
     first = _runs_csv(out)
-    other = ["--instances", "mu1", "--algorithms", "ctb_tt", "--runs", "3", *TINY[-2:]]
+    other = ["--instances", "mu1", "--algorithms", "ctb_tt", "--epsilons", "5", "--runs", "3"]
+    other += TINY[-2:]  # one large ε: CTB-TT's default grid took 80 s of the fast tier
     err = _cli_error(capsys, [*other, "--out", str(out)])
     assert f"output directory {out} holds an earlier sweep's results (sweep.json)" in err
     assert "--resume" in err and "--overwrite" in err
