@@ -40,7 +40,7 @@ import numpy as np
 import jaxbai
 from experiments.studies.cells import cell_rows
 from jaxbai.toptwo import components
-from jaxbai.toptwo.driver import EpisodicTopTwo
+from jaxbai.toptwo.episodic import EpisodicTopTwo
 
 __all__ = [
     "EPSILONS",

@@ -64,7 +64,8 @@ from jaxbai.toptwo.components import (
     transportation_cost_challenger,
     ucb_leader,
 )
-from jaxbai.toptwo.driver import TIE_RULES, EpisodicTopTwo, TopTwo
+from jaxbai.toptwo.driver import TIE_RULES, TopTwo
+from jaxbai.toptwo.episodic import EpisodicTopTwo, PerEpisode
 from jaxbai.toptwo.factories import (
     DP_TT_ETA_MAX,
     DP_TT_ETA_MIN_HEURISTIC,
@@ -78,7 +79,6 @@ from jaxbai.toptwo.factories import (
     ttucb,
     ttucb_dpa,
 )
-from jaxbai.toptwo.per_episode import PerEpisode
 from jaxbai.toptwo.published import adap_tt_published, ttucb_published
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 

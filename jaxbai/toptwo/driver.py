@@ -1,16 +1,13 @@
-"""The Top Two driver (Alg. 1) and its three paths, built from the same public pieces.
+"""The Top Two driver (Alg. 1), built from public pieces.
 
 Pieces: `TopTwo.sampling_rule` (Alg. 1 lines 8–10), `TopTwo.count` (line 12), `TopTwo.observe`
-(line 13) and `TopTwo.stopping` (Eq. 2). Paths: `TopTwo.step` (one sample), `EpisodicTopTwo.plan`
-(the pulls up to the next episode end) and `PerEpisode` (the per-episode simulation,
-docs/semantics.md §25); the last two share `EpisodicTopTwo.planned_pull` and
-`EpisodicTopTwo.episode_ended`.
+(line 13) and `TopTwo.stopping` (Eq. 2); `TopTwo.step` is one sample. The episodic paths
+(`jaxbai.toptwo.episodic`: `EpisodicTopTwo.plan` and `PerEpisode`) build on it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 import jax
 import jax.numpy as jnp
@@ -56,19 +53,11 @@ from jaxbai.toptwo.components import (
 from jaxbai.toptwo.guarantees import Guarantee
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
-if TYPE_CHECKING:
-    from jaxbai.toptwo.per_episode import PerEpisode
-
-__all__ = ["PULLS_PER_STEP", "TIE_RULES", "EpisodicTopTwo", "TopTwo"]
+__all__ = ["TIE_RULES", "TopTwo"]
 
 TIE_RULES = ("random", "lowest_index")
 """Tie rules of every argmax/argmin of a Top Two algorithm: the per-run random arm priority
 drawn at `TopTwo.init` (the default), or the lowest index (``numpy.argmax``)."""
-
-PULLS_PER_STEP = 128
-"""Planned pulls per engine step of `PerEpisode` (a lane whose episode ends early idles for the
-rest of the step). W4 of `experiments.bench` (AdaP-TT(*), mu1): 64 pulls gave 1.5–1.9 ×, 128
-gave 2.4–2.6 × the per-sample path's samples/s."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -381,73 +370,3 @@ class TopTwo:
         recommendation = jnp.where(state.stopped, state.recommendation, best)
         halted = state._replace(stopped=halt, recommendation=recommendation)
         return tree_where(halt, halted, self.sample(key, state, inst, params))
-
-
-@dataclasses.dataclass(frozen=True)
-class EpisodicTopTwo(TopTwo):
-    """Top Two with an episodic estimator (DAF, DPA; Appendix H): a `TopTwo` that also satisfies
-    `jaxbai.base.Episodic` (rounds, plan, per-episode simulation)."""
-
-    estimator: EpisodicEstimator
-
-    @property
-    def episodes(self) -> str:
-        """The estimator's episode mode, ``"per_arm"`` or ``"global"``."""
-        return self.estimator.episodes
-
-    def rounds(self, state: TopTwoState) -> Scalar:
-        """Rounds of adaptivity (Appendix H), as the estimator counts them."""
-        return self.estimator.rounds(state.estimate)
-
-    def planned_pull(self, state: TopTwoState, params: TopTwoParams) -> tuple[TopTwoState, Scalar]:
-        """Select and count the next pull without observing it (Alg. 1, lines 8–12): between
-        episode ends the sampling rule reads only counts (docs/semantics.md §19)."""
-        leader, arm = self.sampling_rule(state, params)
-        return self.count(state, leader, arm), arm
-
-    def episode_ended(self, state: TopTwoState) -> Scalar:
-        """Whether an episode has ended by the counts and awaits its observations."""
-        return jnp.any(self.estimator.ended(state.estimate, state.counts))
-
-    def plan(
-        self, state: TopTwoState, params: TopTwoParams, max_len: int
-    ) -> tuple[jax.Array, Scalar]:
-        """The next pulls up to and including the one that ends the next episode (Appendix H).
-
-        Between episode ends an episodic estimator's means and local counts are frozen, so the
-        plan is exactly what `select` returns over those pulls, whatever the rewards
-        (docs/semantics.md §19). The stopping test runs before each planned pull, as in
-        `step`; a run that stops ends the plan. Jittable and vmappable.
-
-        Returns ``(arms, length)``: int32 ``(max_len,)`` arms (−1 past ``length``, ``max_len``
-        static) and the int32 number of planned pulls, capped at ``max_len``.
-
-        Examples:
-            >>> import jax, jaxbai
-            >>> alg = jaxbai.adap_tt()
-            >>> params = alg.params(epsilon=1.0, delta=0.01)
-            >>> state = alg.init(jax.random.key(0), params, num_arms=3)
-            >>> arms, length = alg.plan(state, params, max_len=4)
-            >>> arms.tolist(), int(length)  # the first pull closes arm 0's phase 0
-            ([0, -1, -1, -1], 1)
-        """
-
-        def pull(carry, _):
-            state, done = carry
-            stop, _ = self.stopping(state, params)
-            counted, arm = self.planned_pull(state, params)
-            live = ~(done | stop)
-            state = tree_where(live, counted, state)
-            return (state, done | stop | self.episode_ended(counted)), jnp.where(live, arm, -1)
-
-        start = (state, jnp.asarray(state.stopped))
-        _, arms = jax.lax.scan(pull, start, None, length=max_len)
-        return arms, jnp.sum(arms >= 0).astype(jnp.int32)
-
-    def per_episode(self, pulls: int = PULLS_PER_STEP) -> PerEpisode:
-        """This algorithm simulated episode by episode: same law of (τ, â, C), rewards drawn
-        as one sum per arm and episode (docs/semantics.md §25). The engine uses it by default
-        for episodic algorithms on instances with `jaxbai.base.ArmSums` (``draws="auto"``)."""
-        from jaxbai.toptwo.per_episode import PerEpisode  # it wraps this class
-
-        return PerEpisode(self, pulls)

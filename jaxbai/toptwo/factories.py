@@ -42,7 +42,8 @@ from jaxbai.toptwo.dp_tt_components import (
     threshold_dp_heuristic,
     threshold_dp_theory,
 )
-from jaxbai.toptwo.driver import EpisodicTopTwo, TopTwo
+from jaxbai.toptwo.driver import TopTwo
+from jaxbai.toptwo.episodic import EpisodicTopTwo
 from jaxbai.toptwo.guarantees import (
     adap_tt_bound,
     adap_tt_star_bound,

@@ -39,7 +39,8 @@ from jaxbai.toptwo.components import (
     threshold_gaussian_heuristic,
     threshold_private_heuristic,
 )
-from jaxbai.toptwo.driver import EpisodicTopTwo, TopTwo
+from jaxbai.toptwo.driver import TopTwo
+from jaxbai.toptwo.episodic import EpisodicTopTwo
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
 __all__ = [

@@ -1,0 +1,113 @@
+"""No import cycles in `jaxbai` or `experiments`, function-level imports included.
+
+Every ``import`` and ``from … import`` statement of a module counts, wherever it stands (module
+level, inside a function, under ``TYPE_CHECKING``): an edge from the module to the module it
+names (``from pkg import name`` names ``pkg.name`` where that is a module, else ``pkg``). A
+cycle is a strongly connected component of more than one module.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def modules(root: pathlib.Path, packages: tuple[str, ...]) -> dict[str, pathlib.Path]:
+    """Dotted module name → file, for every ``.py`` file of ``packages`` under ``root``."""
+    found = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def _target(name: str, known: dict[str, pathlib.Path]) -> str | None:
+    """The longest known module that ``name`` is or lies in."""
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def import_graph(known: dict[str, pathlib.Path]) -> dict[str, set[str]]:
+    """Module → the known modules its import statements name (itself excluded)."""
+    graph: dict[str, set[str]] = {}
+    for name, path in known.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                edges.update(_target(alias.name, known) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, *([base] if base else [])])
+                for alias in node.names:
+                    full = f"{base}.{alias.name}"
+                    edges.add(full if full in known else _target(base, known))
+        graph[name] = edges - {None, name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm), each
+    sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles():
+    """The driver and the per-episode simulation imported each other (a function-level import
+    one way); `EpisodicTopTwo` now lives with `PerEpisode` (`jaxbai.toptwo.episodic`)."""
+    known = modules(ROOT, ("jaxbai", "experiments"))
+    assert len(known) > 100
+    assert cycles(import_graph(known)) == []
+
+
+def test_a_function_level_cycle_is_found(tmp_path):
+    """A cycle closed only by an import inside a function, or under ``TYPE_CHECKING``, or
+    through a relative import, is found; a one-way chain is not a cycle."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from pkg import b\n")
+    (package / "b.py").write_text("def f():\n    from pkg.a import g\n")
+    (package / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.d\n"
+    )
+    (package / "d.py").write_text("from . import c\n")
+    (package / "e.py").write_text("import pkg.a\n")
+    graph = import_graph(modules(tmp_path, ("pkg",)))
+    assert graph["pkg.e"] == {"pkg.a"} and graph["pkg.d"] == {"pkg.c"}
+    assert cycles(graph) == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.d"]]
