@@ -73,7 +73,7 @@ def test_checkpoint_shards_are_pooled(tmp_path):
     pooled = engine.read_checkpoint(path, "f", 4, 3)
     np.testing.assert_array_equal(pooled["done"], [False, True, False, True])
     np.testing.assert_array_equal(pooled["tau"], [0, 101, 0, 103])
-    engine.write_checkpoint(engine.shard_path(path, 5), "other grid", results[0])
+    engine.write_checkpoint(engine.shard_path(path, 5), "seed=1", results[0])
     with pytest.raises(ValueError, match="different grid"):
         engine.read_checkpoint(path, "f", 4, 3)
 

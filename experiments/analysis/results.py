@@ -64,10 +64,12 @@ __all__ = [
     "format_counts",
     "format_means",
     "num_rows",
+    "output_directory",
     "parse_counts",
     "parse_csv_command",
     "parse_means",
     "read_csv",
+    "refuse_link",
     "replacing",
     "select",
     "to_frame",
@@ -263,19 +265,21 @@ def _field(value: object, kind: type | None) -> object:
     return value
 
 
-def output_directory(path: str) -> str:
-    """``path`` created as a directory if missing; returns it.
-
-    Raises:
-        ValueError: ``path`` is a symbolic link. A results folder someone sent may hold one
-            (``figures/`` or ``checkpoints/`` pointing elsewhere) to have files written where
-            it points; nothing is written through it.
-    """
+def refuse_link(path: str) -> None:
+    """ValueError if ``path`` is a symbolic link. A results folder someone sent may hold one
+    (``figures/`` or ``checkpoints/`` pointing elsewhere) to have files written where it
+    points; nothing is written through it."""
     if os.path.islink(path):
         raise ValueError(
             f"{path} is a symbolic link: results are not written through a link (remove it, "
             "or choose another output directory)"
         )
+
+
+def output_directory(path: str) -> str:
+    """``path`` created as a directory if missing (never a symbolic link: `refuse_link`);
+    returns it."""
+    refuse_link(path)
     os.makedirs(path, exist_ok=True)
     return path
 

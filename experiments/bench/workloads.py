@@ -1,4 +1,4 @@
-"""The workloads of the engine benchmark (W1–W5 of `experiments.bench`) and the rates they
+"""The workloads of the engine benchmark (W1–W6 of `experiments.bench`) and the rates they
 measure.
 
 `engine_rate` times `jaxbai.engine.run_grid` on a second run of a grid (the first compiles);

@@ -68,8 +68,8 @@ STUDIES = {
         "DP-TT beside the other ε-global-DP algorithms",
         "DP-TT (Jourdan & Azize 2025) beside the other ε-global-DP algorithms (docs/dp-tt.md):\n"
         "the reduced Figure 1 table with each cell's lower bound, and the tail of DP-TT's\n"
-        "stopping time against its forced-exploration variant. Writes OUT/<part>.json and\n"
-        "prints each part as a Markdown table.",
+        "stopping time against single changes to it (η = 2, forced exploration, TCI at the\n"
+        "phase counts). Writes OUT/<part>.json and prints each part as a Markdown table.",
     ),
     "dp-tt-theory": (
         "DP-TT's lower bound against the 2024 paper's",

@@ -148,8 +148,8 @@ def dp_tt(
     arm a: if N_a ≥ (1 + η) Ñ_a, S̃_a += (its rewards since Ñ_a) + Lap(1/ε), Ñ_a = N_a.
 
     ``challenger``, DP-TT's variants beyond the paper: ``"forced"``, C = the least-pulled arm
-    a ≠ B while some arm has N_a < √n (n the samples so far), else TCI; ``"tci_phase"``, TCI at
-    the phase counts, argmin_{a ≠ B} C*_ε(B, a, clip μ̃, Ñ) + log Ñ_a.
+    a ≠ B while some arm a ≠ B has N_a < √n (n the samples so far), else TCI;
+    ``"tci_phase"``, TCI at the phase counts, argmin_{a ≠ B} C*_ε(B, a, clip μ̃, Ñ) + log Ñ_a.
 
     EB-TCI: the same with μ̂ = the mean of all rewards, N in place of Ñ, the Bernoulli-KL cost
     and the stop min_a W(ã, a, μ̂, N) ≥ log((1 + log n)/δ), n the number of samples.

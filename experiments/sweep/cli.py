@@ -34,7 +34,7 @@ from experiments.config.specs import (
     derived_name,
     instance_from_mapping,
 )
-from experiments.sweep import distributed, plan
+from experiments.sweep import distributed, engine_runs, plan
 from jaxbai import compilation, plugins
 from jaxbai.engine import KERNELS
 
@@ -401,10 +401,11 @@ def print_summary(result: sweep.SweepResult) -> None:
     engine = result.engine.values()
     wall = sum(s["wall_time_s"] for s in engine)
     samples = sum(s["samples"] for s in engine)
-    print(
-        f"{len(result.runs)} runs in {wall:.0f}s "
-        f"({samples / max(wall, 1e-9):.3g} samples/s on {jax.default_backend()})"
-    )
+    resumed = sum(s["resumed_jobs"] for s in engine)
+    rate = engine_runs.rate(samples, wall)
+    speed = "none simulated" if rate is None else f"{rate:.3g} samples/s"
+    restored = f", {resumed} jobs restored from checkpoints" if resumed else ""
+    print(f"{len(result.runs)} runs in {wall:.0f}s ({speed} on {jax.default_backend()}{restored})")
     for key in ("runs", "summary", "sidecar", "report"):
         print(f"{key:>8}: {result.paths[key]}")
     if result.figures:

@@ -36,6 +36,7 @@ __all__ = [
     "check_kernel",
     "engine_stats",
     "make_algorithm",
+    "rate",
     "reported_tau",
     "restored_note",
     "run_algorithm",

@@ -146,9 +146,11 @@ def prepare_out(out: str) -> None:
 
     Raises:
         ValueError: naming the path that cannot be created or written (``out`` is a file, a
-            read-only directory, …), or ``out/checkpoints`` if it is a symbolic link.
+            read-only directory, …), or ``out/checkpoints`` or ``out/figures`` if it is a
+            symbolic link.
     """
     checkpoints = os.path.join(out, "checkpoints")
+    results.refuse_link(os.path.join(out, "figures"))  # now, not after the grids ran
     try:
         results.output_directory(checkpoints)  # never a link planted in a received folder
         for directory in (out, checkpoints):

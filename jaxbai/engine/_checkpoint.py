@@ -140,14 +140,18 @@ def fingerprint_changes(found: str, expected: str) -> list[str]:
         >>> fingerprint_changes("9f86d08", "format=3;seed=1")
         []
     """
-    parsed = []
-    for text in (found, expected):
-        pairs = [part.partition("=") for part in text.split(";")]
-        if not all(sep and name in FINGERPRINT_PARTS for name, sep, _ in pairs):
-            return []
-        parsed.append({name: value for name, _, value in pairs})
-    old, new = parsed
+    old, new = _parts(found), _parts(expected)
+    if old is None or new is None:
+        return []
     return [words for name, words in FINGERPRINT_PARTS.items() if old.get(name) != new.get(name)]
+
+
+def _parts(fingerprint: str) -> dict[str, str] | None:
+    """A `grid_fingerprint`'s parts by name; None if it is not made of them."""
+    pairs = [part.partition("=") for part in fingerprint.split(";")]
+    if not all(sep and name in FINGERPRINT_PARTS for name, sep, _ in pairs):
+        return None
+    return {name: value for name, _, value in pairs}
 
 
 def empty_results(num_jobs: int, num_arms: int) -> dict[str, np.ndarray]:
@@ -296,17 +300,16 @@ def read_checkpoint(
     results = empty_results(num_jobs, num_arms)
     for file in _checkpoint_files(path):
         found, data = _read_file(file, num_jobs, num_arms)
-        if found != fingerprint:
-            changed = fingerprint_changes(found, fingerprint)
-            what = (
-                f"{', '.join(changed)} changed"
-                if changed
-                else "or by an older jaxbai: the algorithm, its options or plugin code, "
-                "jaxbai's version, the jobs, the seed or the budget may have changed"
-            )
+        if found != fingerprint and _parts(found) is None:
             raise ValueError(
-                f"checkpoint {file} was written for a different grid ({what}); resume the same "
-                "grid, or start over (a sweep: --overwrite) or remove it"
+                f"checkpoint {file} was written by an older jaxbai (its fingerprint does not "
+                "name its parts); rerun without resuming (a sweep: --overwrite) or delete it"
+            )
+        if found != fingerprint:
+            changed = ", ".join(fingerprint_changes(found, fingerprint)) or "its fingerprint"
+            raise ValueError(
+                f"checkpoint {file} was written for a different grid ({changed} changed); "
+                "resume the same grid, or start over (a sweep: --overwrite)"
             )
         new = data["done"] & ~results["done"]
         for name in results:

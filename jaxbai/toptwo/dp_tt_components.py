@@ -126,7 +126,8 @@ def forced_tci_challenger(
     alg: Any, state: TopTwoState, leader: Scalar, params: TopTwoParams
 ) -> Scalar:
     """The TCI challenger with forced exploration: the least-pulled arm a ≠ B while some arm
-    has N_a < √n, else `tci_challenger`. Not from the paper: a variant that keeps every arm's
+    a ≠ B has N_a < √n (n the samples so far; float32 √n, exact for n < 1.7·10⁷), else
+    `tci_challenger`. Not from the paper: a variant that keeps every arm's
     count at least about √n (docs/dp-tt.md), so an arm whose early noise froze its mean low
     keeps ending phases. It reads counts only, so the pulls stay plannable between phase ends.
     """

@@ -372,9 +372,11 @@ def dp_tt(
             heuristic threshold and in (0, `DP_TT_ETA_MAX`] with the theory one.
         challenger: ``"tci"`` (the specification), or a variant beyond the paper:
             ``"forced"`` (`jaxbai.toptwo.dp_tt_components.forced_tci_challenger`: the
-            least-pulled arm while some N_a < √n), named ``dp_tt_forced``, or ``"tci_phase"``
-            (`jaxbai.toptwo.dp_tt_components.phase_tci_challenger`: TCI at the phase counts Ñ),
-            named ``dp_tt_tci_phase`` (docs/dp-tt.md measures them).
+            least-pulled arm a ≠ B while some a ≠ B has N_a < √n), named ``dp_tt_forced``,
+            or ``"tci_phase"`` (`jaxbai.toptwo.dp_tt_components.phase_tci_challenger`: TCI at
+            the phase counts Ñ), named ``dp_tt_tci_phase``. docs/dp-tt.md measures both: with
+            the heuristic threshold, ``"tci_phase"`` was not δ-correct at ε = 0.1 on mu1 and
+            mu2.
 
     Examples:
         >>> alg = dp_tt()
