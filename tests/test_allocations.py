@@ -247,6 +247,8 @@ def test_allocation_figure_per_instance(tmp_path):
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == ["a"]
     assert len(visible[0].patches) == 4  # two cells × two arms
+    ticks = [label.get_text() for label in visible[0].get_xticklabels()]
+    assert ticks == ["0", "1"]  # numbered as runs.csv's count_0, count_1 (they read 1, 2)
     paths = plot.draw_allocation_figures(s, str(tmp_path))
     assert {p.rsplit("/", 1)[-1] for p in paths} == {
         "allocations_i2.png",

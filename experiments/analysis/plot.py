@@ -149,9 +149,9 @@ def draw_allocations(summary: Table, instance: str, labels: Labels | None = None
                 ax.hlines(omega, x - width * 0.45, x + width * 0.45, color="black", lw=1.4)
         name = labels.names.get(algorithm, algorithm)
         ax.set_title(name if targeted else f"{name} (no ω* known)", fontsize=8)
-        ax.set_xticks(arms, [f"{a + 1}" for a in arms], fontsize=7)
+        ax.set_xticks(arms, [f"{a}" for a in arms], fontsize=7)  # as count_a in runs.csv
         ax.tick_params(axis="y", labelsize=7)
-        ax.set_xlabel("arm", fontsize=7)
+        ax.set_xlabel("arm a (count_a in runs.csv)", fontsize=7)
         ax.set_ylabel("N_a / τ", fontsize=7)
         ax.set_ylim(0, 1)
         ax.grid(True, axis="y", alpha=0.3)

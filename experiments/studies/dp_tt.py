@@ -104,8 +104,8 @@ def tail_row(
     best_share: np.ndarray,
     optimal_share: float,
 ) -> dict[str, Any]:
-    """Quantiles of τ (censored runs at their cut), errors with their exact 95 % interval,
-    censored and starved runs of one cell.
+    """Mean τ with its standard error and quantiles (censored runs at their cut), errors with
+    their exact 95 % interval, censored and starved runs of one cell.
 
     Examples:
         >>> row = tail_row(np.array([10, 20, 30, 1000]), np.array([False, False, False, True]),
@@ -122,6 +122,7 @@ def tail_row(
     return {
         "runs": int(tau.size),
         "mean_tau": float(tau.mean()),
+        "se_tau": float(tau.std(ddof=1) / np.sqrt(tau.size)) if tau.size > 1 else math.nan,
         "median": float(q50),
         "mean_over_median": float(tau.mean() / q50),
         "q90": float(q90),
