@@ -274,6 +274,9 @@ def diagnose(text: str, args: argparse.Namespace) -> tuple[str, bool] | None:
         ('process 1 stopped sending heartbeats for 60 s (it died or is unreachable)', True)
         >>> diagnose("DEADLINE_EXCEEDED: Deadline Exceeded RPC: .../RegisterTask", args)
         ('process 1 did not join within 30 s (--startup-timeout)', False)
+        >>> diagnose("UNKNOWN: Gloo AllGather failed: [pair.cc:547] Connection closed by peer "
+        ...          "[127.0.0.1]:58281", args)[0]
+        'process 1 closed its connection inside a collective (it died or is unreachable)'
     """
     if "stopped sending heartbeats" in text:
         listed = text.split("stopped sending heartbeats", 1)[1].split("The tasks", 1)[0]
@@ -286,8 +289,11 @@ def diagnose(text: str, args: argparse.Namespace) -> tuple[str, bool] | None:
         )
     if "Failed to send RPC to coordination service" in text:
         return "process 0 (the coordinator) died or is unreachable", True
+    others = [p for p in range(args.num_processes or 0) if p != args.process_id]
+    if re.search(r"Gloo \w+ failed", text) and "Connection closed by peer" in text:
+        peer = _processes(others) if len(others) == 1 else "another process"
+        return f"{peer} closed its connection inside a collective (it died or is unreachable)", True
     if "RegisterTask" in text and "DEADLINE_EXCEEDED" in text:
-        others = [p for p in range(args.num_processes or 0) if p != args.process_id]
         missing = _processes(others) if others else "some process"
         some = "" if len(others) < 2 else "one or more of "
         return (
