@@ -35,6 +35,7 @@ from jaxbai.engine.jobs import Jobs, fold_in_step, job_key
 
 __all__ = [
     "FEW_LOADS",
+    "SLOT_STEP",
     "Lanes",
     "Outcome",
     "Table",
@@ -47,6 +48,7 @@ __all__ = [
     "refill",
     "shrink_pool",
     "step_lane",
+    "table_slots",
     "tree_where_lanes",
     "vmap_until_all_stop",
 ]
@@ -345,13 +347,41 @@ def vmap_until_all_stop(alg: Algorithm, num_arms, max_samples, seed, table):
 
 
 # ----------------------------------------------------------------------------- host helpers
-def device_tables(jobs: Jobs, pending: np.ndarray, num_devices: int) -> tuple[Table, np.ndarray]:
+SLOT_STEP = 4096
+"""Tables of more slots than this per device grow in steps of it (see `table_slots`)."""
+
+
+def table_slots(jobs: int) -> int:
+    """Slots per device of a table holding ``jobs``: the next power of two, or above
+    `SLOT_STEP` the next multiple of it.
+
+    A table's length is a shape of the compiled chunk program, so grids whose per-device job
+    counts round to the same number of slots share one program: a rerun with a few more runs,
+    a resumed grid's remaining jobs, the grids of a test suite. The empty slots are never
+    loaded (``count``) and cost their memory only: at most as much again below `SLOT_STEP`,
+    less than `SLOT_STEP` slots above it.
+
+    Examples:
+        >>> [table_slots(n) for n in (1, 3, 4, 5, 1000, 4097, 10_000)]
+        [1, 4, 4, 8, 1024, 8192, 12288]
+    """
+    if jobs <= SLOT_STEP:
+        return 1 << max(0, jobs - 1).bit_length()
+    return -(-jobs // SLOT_STEP) * SLOT_STEP
+
+
+def device_tables(
+    jobs: Jobs, pending: np.ndarray, num_devices: int, *, pad: bool = True
+) -> tuple[Table, np.ndarray]:
     """Round-robin split of the pending jobs over devices, padded to equal length.
 
     ``pending`` holds job indices ``(P,)``, or ``(P, D)`` for trajectories shared by D risks
     (each row one trajectory's jobs, smallest δ first; `jaxbai.engine._shared`). Returns the
     stacked tables (leading dim ``num_devices * width``) and ``order``, shape
-    ``(num_devices, width)`` (then D): the global job index of each local slot.
+    ``(num_devices, width)`` (then D): the global job index of each local slot. ``width`` is
+    `table_slots` of the longest device's job count, or with ``pad=False`` that count itself
+    (for a program that runs every slot, `vmap_until_all_stop`); a slot past a device's
+    ``count`` repeats the first pending job and is never run by `advance`.
     """
     # Longest jobs first (smallest ε, then δ) so the tail of the run holds short jobs; the
     # order never changes a job's result.
@@ -359,6 +389,7 @@ def device_tables(jobs: Jobs, pending: np.ndarray, num_devices: int) -> tuple[Ta
     pending = pending[np.lexsort((jobs.delta[lead], jobs.epsilon[lead]))]
     per_device = [pending[d::num_devices] for d in range(num_devices)]
     width = max(1, max(len(p) for p in per_device))
+    width = table_slots(width) if pad else width
     order = np.zeros((num_devices, width, *pending.shape[1:]), np.int64)
     order[...] = pending[0] if len(pending) else 0
     counts = np.zeros(num_devices, np.int32)

@@ -457,7 +457,7 @@ def run_vmap(
     alg = with_shared_deltas(with_draws(alg, jobs.instance, draws), jobs, share_deltas)
     num_arms = int(np.asarray(jobs.instance.means).shape[-1])
     units = _units(alg, jobs, np.arange(len(jobs)))
-    table, order = device_tables(jobs, units, 1)
+    table, order = device_tables(jobs, units, 1, pad=False)
     start = time.perf_counter()
     outputs = jax.device_get(
         vmap_until_all_stop(alg, num_arms, jnp.int32(max_samples), jnp.uint32(seed), table)
