@@ -214,6 +214,67 @@ def check_unit_rewards(name: str, reward: object) -> None:
         raise ValueError(f"{name} must lie in [0, 1] for this algorithm's privacy, got {reward!r}")
 
 
+def check_unit_reward(reward: float, clip: bool) -> float:
+    """A reward of a real trial as a finite float in [0, 1], or clipped there if ``clip``
+    (one reward, on the host; `check_unit_rewards` checks the arrays of ask/tell).
+
+    Args:
+      reward: the raw reward.
+      clip: clip into [0, 1] instead of rejecting.
+
+    Returns:
+      The reward as a float in [0, 1].
+
+    Raises:
+      ValueError: if the reward is not a finite number, or is outside [0, 1] and not ``clip``.
+
+    Examples:
+      >>> check_unit_reward(1.5, clip=True)
+      1.0
+    """
+    r = check_finite_reward(reward)
+    if clip:
+        return min(max(r, 0.0), 1.0)
+    if not 0.0 <= r <= 1.0:
+        raise ValueError(
+            f"reward {r!r} is outside [0, 1], which this mechanism's privacy proof needs "
+            "(to clip instead, create the trial with clip=True: --clip on the command line)"
+        )
+    return r
+
+
+FLOAT32_MAX = 3.4028234663852886e38
+"""The largest finite float32: the algorithms' states hold observations in float32."""
+
+
+def check_finite_reward(reward: float) -> float:
+    """The reward as a float, or ValueError if it is not a real number finite in float32 (the
+    precision of the algorithm's state: 1e300 is finite as a float64 but not there).
+
+    Examples:
+      >>> check_finite_reward(1)
+      1.0
+      >>> check_finite_reward(1e39)  # doctest: +ELLIPSIS
+      Traceback (most recent call last):
+      ...
+      ValueError: reward must be finite in float32 (|reward| ≤ 3.4e+38, ...), got 1e+39
+    """
+    if isinstance(reward, (str, bytes)):
+        raise ValueError(f"reward must be a real number, got {reward!r}")
+    try:
+        r = float(reward)
+    except (TypeError, ValueError, OverflowError) as err:
+        raise ValueError(f"reward must be a real number, got {reward!r}") from err
+    if not math.isfinite(r):
+        raise ValueError(f"reward must be finite, got {r!r}")
+    if abs(r) > FLOAT32_MAX:
+        raise ValueError(
+            f"reward must be finite in float32 (|reward| ≤ {FLOAT32_MAX:.2g}, the precision of "
+            f"the algorithm's state), got {r!r}"
+        )
+    return r
+
+
 def check_finite(name: str, value: object) -> None:
     """Reject NaN and ±inf in a concrete observation."""
     if is_concrete(value) and not np.isfinite(np.asarray(value, dtype=np.float64)).all():

@@ -25,7 +25,7 @@ from experiments import audit as planted
 from jaxbai import audit, mechanisms
 from jaxbai.audit import algorithm as audit_algorithm_module
 from jaxbai.instances import reward_table
-from jaxbai.trial import secure_noise
+from jaxbai.mechanisms import secure
 
 RUNS = 20_000
 """Runs per table for the algorithm audits of the tests."""
@@ -210,9 +210,7 @@ def test_independent_output_certifies_nothing_and_leaky_one_everything():
 
 
 def test_host_mechanism_is_reproducible_per_key():
-    mech = audit.host_mechanism(
-        lambda x, u: secure_noise.release_mean(Fraction(float(x)), 1, 1.0, u)
-    )
+    mech = audit.host_mechanism(lambda x, u: secure.release_mean(Fraction(float(x)), 1, 1.0, u))
     keys = jax.random.split(jax.random.key(5), 6)
     batched = jax.vmap(mech, in_axes=(0, None))(keys, 1.0)
     single = [float(mech(k, 1.0)) for k in keys]

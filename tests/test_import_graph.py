@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -111,3 +112,60 @@ def test_a_function_level_cycle_is_found(tmp_path):
     graph = import_graph(modules(tmp_path, ("pkg",)))
     assert graph["pkg.e"] == {"pkg.a"} and graph["pkg.d"] == {"pkg.c"}
     assert cycles(graph) == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.d"]]
+
+
+# ----------------------------------------------------------------------------- the layers
+CONTRIBUTING = ROOT / "docs" / "contributing.md"
+
+
+def layers(page: str) -> dict[str, int]:
+    """Module or package → its layer number, from the table of docs/contributing.md (rows
+    ``| N name | `module`, `module` | … |``)."""
+    found = {}
+    for number, cell in re.findall(r"^\| (\d+) [^|]*\| ([^|]*) \|", page, re.M):
+        for module in re.findall(r"`([\w.]+)`", cell):
+            found[module] = int(number)
+    return found
+
+
+def layer_of(module: str, table: dict[str, int]) -> int | None:
+    """The layer of the longest entry of ``table`` that ``module`` is or lies in."""
+    name = module
+    while name and name not in table:
+        name = name.rpartition(".")[0]
+    return table.get(name)
+
+
+def against(graph: dict[str, set[str]], table: dict[str, int]) -> list[tuple[str, str]]:
+    """Every (importer, imported) where the imported module lies in a higher layer."""
+    return sorted(
+        (module, target)
+        for module, targets in graph.items()
+        for target in targets
+        if layer_of(target, table) > layer_of(module, table)
+    )
+
+
+def test_the_layers_are_the_contributor_pages():
+    """Every module of jaxbai and experiments lies in a layer of docs/contributing.md, and
+    none imports from a layer above its own (the mechanisms imported the trials' samplers
+    inside their functions; `jaxbai.mechanisms` now holds them)."""
+    table = layers(CONTRIBUTING.read_text(encoding="utf-8"))
+    assert sorted(set(table.values())) == list(range(1, 11))
+    known = modules(ROOT, ("jaxbai", "experiments"))
+    assert [m for m in known if layer_of(m, table) is None] == []
+    assert against(import_graph(known), table) == []
+
+
+def test_an_import_from_above_is_found(tmp_path):
+    """A function-level import of a higher layer is against the layers; of a lower one or the
+    same, not."""
+    package = tmp_path / "pkg"
+    (package / "low").mkdir(parents=True)
+    for path in ("__init__.py", "low/__init__.py", "low/a.py", "high.py"):
+        (package / path).write_text("")
+    (package / "low" / "b.py").write_text("import pkg.low.a\ndef f():\n    from pkg import high\n")
+    (package / "high.py").write_text("from pkg.low import b\n")
+    table = layers("| 1 low | `pkg.low` | x |\n| 2 high | `pkg.high`, `pkg` | y |\n")
+    graph = import_graph(modules(tmp_path, ("pkg",)))
+    assert against(graph, table) == [("pkg.low.b", "pkg.high")]

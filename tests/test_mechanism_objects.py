@@ -28,8 +28,8 @@ from scipy import stats
 import jaxbai
 from experiments import audit as audit_table
 from jaxbai import base, mechanisms
-from jaxbai.mechanisms import GaussianNoise, LaplaceNoise, RandomisedResponse
-from jaxbai.trial import Trial, secure_noise
+from jaxbai.mechanisms import GaussianNoise, LaplaceNoise, RandomisedResponse, secure
+from jaxbai.trial import Trial
 
 MECHANISMS = [RandomisedResponse(), GaussianNoise(0.01), LaplaceNoise()]
 Z_TOL = 5.0
@@ -221,7 +221,7 @@ def test_laplace_ldp_algorithm_runs_a_real_trial(tmp_path, no_fsync, registered)
         while len(records) < PARTICIPANTS and not trial.status().stopped:
             p, arm = trial.next_assignment()
             reward = float(rng.beta(4 * TRIAL_MEANS[arm], 4 * (1 - TRIAL_MEANS[arm])))
-            z = secure_noise.privatize_locally(trial.mechanism, reward, EPSILON, uniform=stream)
+            z = secure.privatize_locally(trial.mechanism, reward, EPSILON, uniform=stream)
             trial.record(arm, z, participant=p)
             records.append((arm, reward, z))
         published, state = trial.publish(), trial._snap.state

@@ -30,8 +30,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jaxbai.mechanisms import GaussianNoise, LaplaceNoise, RandomisedResponse
-from jaxbai.trial import Trial, backup, main, secure_noise
+from jaxbai.mechanisms import GaussianNoise, LaplaceNoise, RandomisedResponse, secure
+from jaxbai.trial import Trial, backup, main
 from jaxbai.trial._integrity import CorruptStoreError
 from jaxbai.trial._records import MAX_OBSERVATION, check_finite_state
 
@@ -205,11 +205,11 @@ def test_an_outcome_names_the_participant_it_was_issued_for(tmp_path, no_fsync):
 @pytest.mark.parametrize("epsilon", [math.inf, 1e9, math.nan, 0.0, -1.0, "1", True, None])
 def test_participant_side_refuses_the_epsilons_a_trial_refuses(epsilon):
     for mechanism in (
-        lambda: secure_noise.privatize_locally(RandomisedResponse(), 0.5, epsilon),
-        lambda: secure_noise.privatize_locally(GaussianNoise(0.001), 0.5, epsilon),
-        lambda: secure_noise.privatize_locally(LaplaceNoise(), 0.5, epsilon),
-        lambda: secure_noise.secure_randomised_response(0.5, epsilon),
-        lambda: secure_noise.gaussian_sigma(epsilon, 0.001),
+        lambda: secure.privatize_locally(RandomisedResponse(), 0.5, epsilon),
+        lambda: secure.privatize_locally(GaussianNoise(0.001), 0.5, epsilon),
+        lambda: secure.privatize_locally(LaplaceNoise(), 0.5, epsilon),
+        lambda: secure.secure_randomised_response(0.5, epsilon),
+        lambda: secure.gaussian_sigma(epsilon, 0.001),
     ):
         with pytest.raises(ValueError, match="epsilon must be"):
             mechanism()

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 from jaxbai import trial
-from jaxbai.mechanisms import GaussianNoise, RandomisedResponse
-from jaxbai.trial import Trial, _algorithm, discrete_noise, secure_noise
+from jaxbai.mechanisms import GaussianNoise, RandomisedResponse, discrete, secure
+from jaxbai.trial import Trial, _algorithm
 
 MEANS = (0.9, 0.4, 0.2)
 
@@ -49,7 +49,7 @@ def reference_run(alg, params, num_arms, seed, observe, max_samples, epsilon=Non
     """The algorithm's ask/tell API driven directly, with the trial's documented key stream.
 
     For global DP, releases are computed from `pending_release` counts and exact per-arm sums
-    of the unreleased observations by `discrete_noise.discrete_laplace` at ``resolution``,
+    of the unreleased observations by `discrete.discrete_laplace` at ``resolution``,
     with bits from ``randbits`` or, if None, from the update's key (rehearsals).
     """
     select, stopping, pending, update, _ = _algorithm.compiled(alg)  # the same jitted API
@@ -75,8 +75,8 @@ def reference_run(alg, params, num_arms, seed, observe, max_samples, epsilon=Non
                 if bool(due) and count:
                     assert len(window[a]) == count
                     total = sum((Fraction(x) for x in window[a]), Fraction(0))
-                    noise = discrete_noise.exact_laplace(epsilon, m, bits)
-                    value[a] = float(discrete_noise.discrete_laplace(total, count, m, noise))
+                    noise = discrete.exact_laplace(epsilon, m, bits)
+                    value[a] = float(discrete.discrete_laplace(total, count, m, noise))
                     window[a] = []
             value = jnp.asarray(value, jnp.float32)
         state = update(key_update, state, jnp.int32(arm), jnp.float32(z), params, value)
@@ -121,9 +121,7 @@ def test_trial_matches_ask_tell(tmp_path, no_fsync, algorithm, epsilon, noise, o
         raw, stream = bernoulli_rewards(5), uniform_stream(9)
 
         def observe_trial(arm):
-            z = secure_noise.privatize_locally(
-                RandomisedResponse(), raw(arm), epsilon, uniform=stream
-            )
+            z = secure.privatize_locally(RandomisedResponse(), raw(arm), epsilon, uniform=stream)
             observations.append(z)
             return observations[-1]
 
@@ -461,7 +459,7 @@ def test_local_trial_receives_only_privatised_values(tmp_path):
     with Trial.create(tmp_path / "g.trial", "gauss_ldp_tt", 3, 1.0, 0.05, 0, gamma=0.01) as t:
         assert t.mechanism == GaussianNoise(0.01) and t.publish()["gamma"] == 0.01
         arm = t.next_arm()
-        z = secure_noise.privatize_locally(t.mechanism, 0.8, 1.0)
+        z = secure.privatize_locally(t.mechanism, 0.8, 1.0)
         t.record(arm, z)  # any finite real: the Gaussian output is unbounded
         assert t.status().noise == "participant-side Gaussian mechanism"
         assert dict(dump(t.path)["meta"])["sensitive"] == "false"

@@ -94,14 +94,14 @@ def test_cohorts_in_any_order_equal_one_by_one(
 ):
     cap, binary = 700, outcomes == "binary"
     releases: list[list] = []
-    discrete_laplace = _release.discrete_noise.discrete_laplace
+    discrete_laplace = _release.discrete.discrete_laplace
 
     def logged(total, count, resolution, noise):
         value = discrete_laplace(total, count, resolution, noise)
         releases[-1].append((total, count, resolution, value))
         return value
 
-    monkeypatch.setattr(_release.discrete_noise, "discrete_laplace", logged)
+    monkeypatch.setattr(_release.discrete, "discrete_laplace", logged)
     results = []
     for name in ("single", "ordered", "shuffled"):
         releases.append([])
@@ -198,17 +198,18 @@ def test_stopped_trial_issues_no_cohort(tmp_path, no_fsync):
 # ------------------------------------------------------------------------------ crashes
 CHILD = f"""
 import os, random, sys, time
-from jaxbai.trial import Trial, discrete_noise
+from jaxbai.mechanisms import discrete
+from jaxbai.trial import Trial
 MEANS = {MEANS!r}
 {inspect.getsource(outcome)}
 path, stall = sys.argv[1], sys.argv[2] == "stall"
 if stall:  # announce the first release, then hang inside it until killed
-    inner = discrete_noise.discrete_laplace
+    inner = discrete.discrete_laplace
     def hanging(*args):
         inner(*args)
         print("release", flush=True)
         time.sleep(600)
-    discrete_noise.discrete_laplace = hanging
+    discrete.discrete_laplace = hanging
 t = Trial.open(path)
 order = random.Random(os.getpid())
 while True:

@@ -24,7 +24,7 @@ Neighbouring inputs (chosen to make the bound large):
 Each participant-side mechanism (`PARTICIPANT_MECHANISMS`, `jaxbai.base.Mechanism`) has two
 rows built from the object: its name, for its simulation sampler (`Mechanism.privatize`), and
 ``secure`` and its name, for its real trials' sampler (`Mechanism.secure_privatize`, of
-`jaxbai.trial.secure_noise`), with δ = its γ where it is (ε, γ)-DP (the Gaussian mechanism,
+`jaxbai.mechanisms.secure`), with δ = its γ where it is (ε, γ)-DP (the Gaussian mechanism,
 at γ = 10⁻³). Local-DP algorithms (CTB-TT, Gauss-LDP-TT, any registered one) are audited at
 their own participant mechanism, ``alg.info.participant_mechanism`` (their guarantee): their
 rows repeat the mechanism's. The ``secure_snapped_laplace`` row is the snapped Laplace release

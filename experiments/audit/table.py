@@ -25,7 +25,7 @@ from experiments.audit.planted import (
 )
 from jaxbai import audit, dpse, mechanisms
 from jaxbai.base import Mechanism
-from jaxbai.trial import secure_noise
+from jaxbai.mechanisms import secure
 
 __all__ = [
     "EPSILONS",
@@ -166,7 +166,7 @@ MECHANISMS: dict[str, Callable[[float], _Case]] = {
     "daf_release": _daf_release,
     "dpse_release": _dpse_release,
     "secure_snapped_laplace": lambda eps: _scalar(
-        audit.host_mechanism(lambda x, u: secure_noise.release_mean(Fraction(float(x)), 1, eps, u)),
+        audit.host_mechanism(lambda x, u: secure.release_mean(Fraction(float(x)), 1, eps, u)),
         fraction=_HOST_FRACTION,
     ),
     **{f"secure {m.name}": functools.partial(_secure, m) for m in PARTICIPANT_MECHANISMS},

@@ -10,7 +10,7 @@ The bound holds at the stated confidence whatever the mechanism: an ``epsilon_lo
 the claimed ε means the claim is false (or, with probability ≤ 1 − confidence, bad luck).
 
 * `audit_mechanism`: any JAX function ``mechanism(key, x)``; `host_mechanism` wraps host-side
-  samplers such as the real trial noise of `jaxbai.trial.secure_noise`.
+  samplers such as the real trial noise of `jaxbai.mechanisms.secure`.
 * `audit_algorithm`: any `jaxbai.base.Algorithm` on two neighbouring (T, K) reward tables,
   global DP (Definition 8). Local-DP algorithms are audited at their participant-side
   mechanism, which is their guarantee.

@@ -11,7 +11,7 @@ thresholds t at order statistics of the selection half (four per octave of tail 
 plus every 64th quantile).
 
 `host_mechanism` turns a host-side sampler driven by a uniform source, such as those of
-`jaxbai.trial.secure_noise`, into a JAX mechanism whose uniforms come from a generator seeded
+`jaxbai.mechanisms.secure`, into a JAX mechanism whose uniforms come from a generator seeded
 by the sample's key, so the real trial noise is audited by the same code.
 """
 
@@ -214,7 +214,7 @@ def _seeded_uniform(rng: np.random.Generator) -> Callable[[], float]:
 def host_mechanism(
     sampler: Callable[[np.ndarray, Callable[[], float]], Any], shape: tuple[int, ...] = ()
 ) -> Mechanism:
-    """A JAX mechanism from a host-side ``sampler(x, uniform)`` (e.g. `jaxbai.trial.secure_noise`).
+    """A JAX mechanism from a host-side ``sampler(x, uniform)`` (e.g. `jaxbai.mechanisms.secure`).
 
     Each sample's uniforms come from a NumPy generator seeded with its key's words, as doubles
     k/2⁵³ (reproducible and not secret: for audits and tests, never for a real trial). The
@@ -226,8 +226,8 @@ def host_mechanism(
         shape: the shape of one output (float32).
 
     Examples:
-        >>> from jaxbai.trial import secure_noise
-        >>> respond = secure_noise.secure_randomised_response
+        >>> from jaxbai.mechanisms import secure
+        >>> respond = secure.secure_randomised_response
         >>> rr = host_mechanism(lambda x, uniform: respond(float(x), 1.0, uniform))
         >>> float(rr(jax.random.key(0), 1.0)) in (0.0, 1.0)
         True

@@ -166,7 +166,7 @@ class Mechanism(Protocol):
 
     A local-DP `Estimator` holds one as its ``participant_mechanism``. It privatises one reward
     r ∈ [0, 1] — the range its privacy proof needs (sensitivity 1), which its callers check
-    (`Algorithm.privatize`, `jaxbai.trial.secure_noise.privatize_locally`) — in two forms:
+    (`Algorithm.privatize`, `jaxbai.mechanisms.secure.privatize_locally`) — in two forms:
     `privatize`, the simulation sampler (JAX, traceable, from one uniform), and
     `secure_privatize`, the real trials' sampler (on the host, in double precision, from the
     operating system's CSPRNG). Its own options (γ of the Gaussian mechanism) are attributes of
@@ -201,8 +201,8 @@ class Mechanism(Protocol):
         self, reward: float, epsilon: float, uniform: Callable[[], float]
     ) -> float:
         """The privatised reward on the host, from ``uniform()``, doubles in (0, 1) (the
-        CSPRNG's `jaxbai.trial.secure_noise.secure_uniform` in a real trial); the caller
-        checks r ∈ [0, 1] and ε (`jaxbai.trial.secure_noise.privatize_locally`)."""
+        CSPRNG's `jaxbai.mechanisms.secure.secure_uniform` in a real trial); the caller
+        checks r ∈ [0, 1] and ε (`jaxbai.mechanisms.secure.privatize_locally`)."""
         ...
 
 

@@ -37,7 +37,7 @@ What is kept and what is published (Section 2.3).
   statistics. It is sensitive: it is created with mode 0600 and must never be shared.
   `Trial.publish` emits only what Definition 8 protects: the action sequence, the
   recommendation and the stopping time, with ε, δ and the algorithm. Noisy means are released
-  with exact discrete Laplace noise on integer phase sums (`jaxbai.trial.discrete_noise`; from
+  with exact discrete Laplace noise on integer phase sums (`jaxbai.mechanisms.discrete`; from
   the CSPRNG through OpenDP): the trial asks `pending_release` which means an update would
   release, computes them from its own exact sums of the current phase/epoch, and passes them
   to ``update(release=...)``. ``outcomes="binary"`` releases the sums exactly; rewards in
@@ -45,7 +45,7 @@ What is kept and what is published (Section 2.3).
 * Local DP (``ctb_tt``, ``gauss_ldp_tt``, or any algorithm whose estimator has a participant
   mechanism): participants privatise their reward on their own device with the trial's
   `jaxbai.base.Mechanism` (``trial.mechanism``, ``alg.info.participant_mechanism``) through
-  `jaxbai.trial.secure_noise.privatize_locally`; the trial only ever receives privatised values
+  `jaxbai.mechanisms.secure.privatize_locally`; the trial only ever receives privatised values
   (Definition 7), and only values the mechanism outputs (``Mechanism.outputs``).
 * ``ttucb`` is not private; its store holds raw rewards.
 
@@ -53,9 +53,10 @@ Rewards outside [0, 1] are rejected for algorithms whose privacy proof needs [0,
 (``alg.info.unit_interval``), unless the trial was created with ``clip=True``, which the
 publication then states; with ``outcomes="binary"`` only 0 and 1 are accepted.
 
-Modules: `jaxbai.trial.discrete_noise` (exact discrete Laplace releases),
-`jaxbai.trial.secure_noise` (CSPRNG noise and the participant-side mechanisms),
-`jaxbai.trial.cli` (``python -m jaxbai.trial``); the private ``_config`` (constants and
+The noise comes from `jaxbai.mechanisms.discrete` (exact discrete Laplace releases) and
+`jaxbai.mechanisms.secure` (CSPRNG noise and the participant-side mechanisms).
+
+Modules: `jaxbai.trial.cli` (``python -m jaxbai.trial``); the private ``_config`` (constants and
 records), ``_algorithm`` (the algorithm glue), ``_store`` (the store), ``_files`` (its files:
 the lock, the log, atomic creation), ``_codec`` (its encodings), ``_integrity`` (its digest),
 ``_session`` (a writer's session: its mark, checkpoints and close), ``_migration``,
@@ -73,7 +74,7 @@ Examples:
   1
 """
 
-from jaxbai.trial import discrete_noise, secure_noise
+from jaxbai.mechanisms.secure import privatize_locally
 from jaxbai.trial._backup import backup
 from jaxbai.trial._config import (
     NOISE_MODES,
@@ -89,7 +90,6 @@ from jaxbai.trial._files import synchronous
 from jaxbai.trial._integrity import CorruptStoreError
 from jaxbai.trial._trial import Trial
 from jaxbai.trial.cli import main
-from jaxbai.trial.secure_noise import privatize_locally
 
 __all__ = [
     "NOISE_MODES",
@@ -103,9 +103,7 @@ __all__ = [
     "TrialConfig",
     "TrialStatus",
     "backup",
-    "discrete_noise",
     "main",
     "privatize_locally",
-    "secure_noise",
     "synchronous",
 ]

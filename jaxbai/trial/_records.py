@@ -18,7 +18,7 @@ from typing import Any
 import jax
 import numpy as np
 
-import jaxbai.trial.secure_noise as secure_noise
+from jaxbai import checks
 from jaxbai.base import AlgorithmInfo
 from jaxbai.trial._config import TrialConfig
 
@@ -31,12 +31,12 @@ __all__ = [
 ]
 
 BINARY = (0.0, 1.0)
+"""The values of ``outcomes="binary"``."""
 
-MAX_OBSERVATION = secure_noise.FLOAT32_MAX / 2**31
+MAX_OBSERVATION = checks.FLOAT32_MAX / 2**31
 """The largest |observation| a trial records (≈ 1.6e29): a sum of up to 2³¹ − 1 of them (the
 int32 counts) stays finite in the algorithms' float32 states, so an outcome held for a later
 participant can never make the queue it joins overflow when it is applied."""
-"""The values of ``outcomes="binary"``."""
 
 
 def is_index(value: object) -> bool:
@@ -110,9 +110,9 @@ def check_observation(reward: object, info: AlgorithmInfo, config: TrialConfig) 
     elif config.outcomes == "binary":
         z = _one_of(reward, BINARY, f"{config.algorithm} records binary outcomes")
     elif info.unit_interval or config.clip:
-        z = secure_noise.unit_reward(reward, config.clip)
+        z = checks.check_unit_reward(reward, config.clip)
     else:
-        z = secure_noise.finite_reward(reward)
+        z = checks.check_finite_reward(reward)
     if abs(z) > MAX_OBSERVATION:
         raise ValueError(
             f"observation {z!r} is too large for the algorithm's float32 sums (|observation| ≤ "
@@ -123,7 +123,7 @@ def check_observation(reward: object, info: AlgorithmInfo, config: TrialConfig) 
 
 def _one_of(reward: object, values: tuple[float, ...] | None, records: str) -> float:
     """``reward`` as a finite float, one of ``values`` unless that is None."""
-    z = secure_noise.finite_reward(reward)
+    z = checks.check_finite_reward(reward)
     if values is not None and z not in values:
         allowed = " or ".join(f"{v:g}" for v in values)
         raise ValueError(f"{records}: {allowed}, got {z!r}")

@@ -3,7 +3,7 @@
 The trial keeps, per arm, the count and exact sum of the observations not yet released (its
 *windows*). Before an update it asks the algorithm's `pending_release` which means the update
 would release and from how many samples; it checks those counts against its windows, releases
-each mean with `jaxbai.trial.discrete_noise.discrete_laplace` and hands the values to
+each mean with `jaxbai.mechanisms.discrete.discrete_laplace` and hands the values to
 ``update(release=...)``, so the algorithm's own (PRNG) Laplace draws are never used.
 
 Where the noise comes from (``noise`` of the trial's configuration):
@@ -26,8 +26,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import jaxbai.trial.discrete_noise as discrete_noise
 from jaxbai.base import Algorithm
+from jaxbai.mechanisms import discrete
 from jaxbai.trial._config import TrialConfig, Windows
 
 __all__ = ["Releaser", "add_to_window"]
@@ -39,7 +39,7 @@ def add_to_window(windows: Windows, arm: int, z: float) -> Windows:
     return (*windows[:arm], (count + 1, total + Fraction(z)), *windows[arm + 1 :])
 
 
-def _seeded_bits(key: jax.Array) -> discrete_noise.RandBits:
+def _seeded_bits(key: jax.Array) -> discrete.RandBits:
     """A bit source seeded by ``key`` (rehearsals): reproducible, not secret."""
     words = np.asarray(jax.random.key_data(jax.random.fold_in(key, 1)))
     return random.Random(int.from_bytes(words.tobytes(), "little")).getrandbits
@@ -58,18 +58,18 @@ class Releaser:
     """
 
     def __init__(
-        self, config: TrialConfig, alg: Algorithm, randbits: discrete_noise.RandBits | None
+        self, config: TrialConfig, alg: Algorithm, randbits: discrete.RandBits | None
     ) -> None:
         self._epsilon = config.epsilon
         self._prng = config.noise == "prng"
         self._binary = config.outcomes == "binary"
         self._randbits = randbits
         self.resolution: int | None = None
-        self._secure: discrete_noise.IntegerNoise | None = None
+        self._secure: discrete.IntegerNoise | None = None
         if alg.info.privacy == "global":
-            self.resolution = discrete_noise.release_resolution(config.epsilon)
+            self.resolution = discrete.release_resolution(config.epsilon)
             if not self._prng and randbits is None:
-                self._secure = discrete_noise.opendp_laplace(config.epsilon, self.resolution)
+                self._secure = discrete.opendp_laplace(config.epsilon, self.resolution)
 
     @property
     def epsilon(self) -> float | None:
@@ -92,11 +92,11 @@ class Releaser:
             f"from {source}"
         )
 
-    def _noise(self, key: jax.Array) -> discrete_noise.IntegerNoise:
+    def _noise(self, key: jax.Array) -> discrete.IntegerNoise:
         if self._secure is not None:
             return self._secure
         randbits = _seeded_bits(key) if self._prng else self._randbits
-        return discrete_noise.exact_laplace(self._epsilon, self.resolution, randbits)
+        return discrete.exact_laplace(self._epsilon, self.resolution, randbits)
 
     def release(
         self,
@@ -137,7 +137,7 @@ class Releaser:
                     f"the algorithm would release a mean of {count} samples of arm {a}, but the "
                     f"trial holds {held} unreleased ones: refusing an unaccounted release"
                 )
-            mean = discrete_noise.discrete_laplace(total, count, self.resolution, noise)
+            mean = discrete.discrete_laplace(total, count, self.resolution, noise)
             release[a] = float(mean)
             updated[a] = (0, Fraction(0))
         return jnp.asarray(release, jnp.float32), tuple(updated)

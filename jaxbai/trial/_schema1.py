@@ -5,7 +5,7 @@ Schema 1 kept the whole trial in one JSON document (``format``, ``schema_version
 as dtype, shape and base64 bytes, floats of the configuration as hexadecimal strings, exact sums
 as fractions, and was rewritten whole after every change. Its noise was the snapping mechanism;
 after migration the trial's later releases use the discrete Laplace of
-`jaxbai.trial.discrete_noise`, each still ε-DP (the publication says from which sample on).
+`jaxbai.mechanisms.discrete`, each still ε-DP (the publication says from which sample on).
 """
 
 from __future__ import annotations

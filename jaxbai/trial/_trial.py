@@ -31,6 +31,7 @@ import numpy as np
 import jaxbai.trial._store as _store
 from jaxbai import checks
 from jaxbai.base import Algorithm, Episodic, Mechanism
+from jaxbai.mechanisms.discrete import RandBits
 from jaxbai.registry import ALGORITHMS
 from jaxbai.trial._algorithm import build, check_config, compiled, initial_key
 from jaxbai.trial._config import (
@@ -51,7 +52,6 @@ from jaxbai.trial._records import (
 )
 from jaxbai.trial._release import Releaser, add_to_window
 from jaxbai.trial._session import close_left_open
-from jaxbai.trial.discrete_noise import RandBits
 
 __all__ = ["Trial"]
 
@@ -255,7 +255,7 @@ class Trial:
     @property
     def mechanism(self) -> Mechanism | None:
         """The participants' mechanism (``alg.info.participant_mechanism``; local DP), which
-        they run with `jaxbai.trial.secure_noise.privatize_locally`, else None."""
+        they run with `jaxbai.mechanisms.secure.privatize_locally`, else None."""
         return self._alg.info.participant_mechanism
 
     def _gamma(self) -> float | None:
@@ -358,7 +358,7 @@ class Trial:
         Outcomes are applied in participant order: one that arrives before an earlier
         participant's is held durably until that one arrives. For local-DP algorithms
         ``reward`` is the participant's privatised value
-        (`jaxbai.trial.secure_noise.privatize_locally`); otherwise it is the raw reward.
+        (`jaxbai.mechanisms.secure.privatize_locally`); otherwise it is the raw reward.
         Invalid input raises before anything changes, in memory or on disk.
 
         Args:

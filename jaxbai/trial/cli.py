@@ -37,8 +37,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-import jaxbai.trial.secure_noise as secure_noise
 from jaxbai import compilation, plugins
+from jaxbai.mechanisms import secure
 from jaxbai.registry import ALGORITHMS
 from jaxbai.trial._algorithm import participant_mechanism
 from jaxbai.trial._backup import backup
@@ -174,7 +174,7 @@ def _dump(record: dict[str, Any]) -> str:
 def _run(args: argparse.Namespace) -> str:
     if args.command == "privatize":
         mechanism = participant_mechanism(args.algorithm, _options(args.option))
-        z = secure_noise.privatize_locally(mechanism, args.reward, args.epsilon, clip=args.clip)
+        z = secure.privatize_locally(mechanism, args.reward, args.epsilon, clip=args.clip)
         return repr(z)
     if args.command == "backup":
         backup(args.source, args.target)

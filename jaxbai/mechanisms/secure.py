@@ -17,7 +17,7 @@ A real trial (`jaxbai.trial`) draws it here instead, from the operating system's
 * `release_mean` is a snapped release of the mean of ``count`` rewards in [0, 1] (Alg. 5,
   line 7), ε-DP by snapping their (exactly accumulated) sum; its rounding to multiples of Λ ≥ λ is
   as large as the noise. Trials of schema 1 released with it; trials now release with the exact
-  discrete Laplace of `jaxbai.trial.discrete_noise` (no rounding for binary outcomes, a grid of
+  discrete Laplace of `jaxbai.mechanisms.discrete` (no rounding for binary outcomes, a grid of
   at most 1 % of the noise scale otherwise).
 * `secure_randomised_response` (CTB, Alg. 4 / Lemma 12), `secure_gaussian_mechanism`
   (Alg. 8) and `secure_laplace_mechanism` (Theorem 3) are the local mechanisms: the
@@ -52,7 +52,6 @@ from jaxbai.base import Mechanism
 __all__ = [
     "Uniform",
     "exact_log",
-    "finite_reward",
     "gaussian_sigma",
     "laplace_noise",
     "privatize_locally",
@@ -65,7 +64,6 @@ __all__ = [
     "snapping_grid",
     "snapping_mechanism",
     "snapping_scale",
-    "unit_reward",
 ]
 
 Uniform = Callable[[], float]
@@ -291,7 +289,7 @@ def secure_randomised_response(
       True
     """
     epsilon = checks.check_mechanism_epsilon(epsilon)
-    reward = unit_reward(reward, clip=False)
+    reward = checks.check_unit_reward(reward, clip=False)
     keep = 0.5 + (reward - 0.5) * math.tanh(epsilon / 2.0)
     return int(uniform() < keep)
 
@@ -405,64 +403,6 @@ def privatize_locally(
             f"alg.info.participant_mechanism of a local-DP algorithm), got {mechanism!r}"
         )
     epsilon = checks.check_mechanism_epsilon(epsilon)
-    return float(mechanism.secure_privatize(unit_reward(reward, clip), epsilon, uniform))
-
-
-def unit_reward(reward: float, clip: bool) -> float:
-    """Checks that a reward is a finite number in [0, 1], or clips it there if ``clip``.
-
-    Args:
-      reward: the raw reward.
-      clip: clip into [0, 1] instead of rejecting.
-
-    Returns:
-      The reward as a float in [0, 1].
-
-    Raises:
-      ValueError: if the reward is not a finite number, or is outside [0, 1] and not ``clip``.
-
-    Examples:
-      >>> unit_reward(1.5, clip=True)
-      1.0
-    """
-    r = finite_reward(reward)
-    if clip:
-        return min(max(r, 0.0), 1.0)
-    if not 0.0 <= r <= 1.0:
-        raise ValueError(
-            f"reward {r!r} is outside [0, 1], which this mechanism's privacy proof needs "
-            "(to clip instead, create the trial with clip=True: --clip on the command line)"
-        )
-    return r
-
-
-FLOAT32_MAX = 3.4028234663852886e38
-"""The largest finite float32: the algorithms' states hold observations in float32."""
-
-
-def finite_reward(reward: float) -> float:
-    """The reward as a float, or ValueError if it is not a real number finite in float32 (the
-    precision of the algorithm's state: 1e300 is finite as a float64 but not there).
-
-    Examples:
-      >>> finite_reward(1)
-      1.0
-      >>> finite_reward(1e39)  # doctest: +ELLIPSIS
-      Traceback (most recent call last):
-      ...
-      ValueError: reward must be finite in float32 (|reward| ≤ 3.4e+38, ...), got 1e+39
-    """
-    if isinstance(reward, (str, bytes)):
-        raise ValueError(f"reward must be a real number, got {reward!r}")
-    try:
-        r = float(reward)
-    except (TypeError, ValueError, OverflowError) as err:
-        raise ValueError(f"reward must be a real number, got {reward!r}") from err
-    if not math.isfinite(r):
-        raise ValueError(f"reward must be finite, got {r!r}")
-    if abs(r) > FLOAT32_MAX:
-        raise ValueError(
-            f"reward must be finite in float32 (|reward| ≤ {FLOAT32_MAX:.2g}, the precision of "
-            f"the algorithm's state), got {r!r}"
-        )
-    return r
+    return float(
+        mechanism.secure_privatize(checks.check_unit_reward(reward, clip), epsilon, uniform)
+    )

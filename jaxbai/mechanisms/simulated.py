@@ -1,16 +1,6 @@
-"""Privacy mechanisms: randomised response (Lemma 12), Gaussian (Alg. 8), Laplace (Alg. 5).
-
-The participant-side mechanisms of local DP are objects satisfying `jaxbai.base.Mechanism`:
-`RandomisedResponse` (CTB, Alg. 4; Lemma 12), `GaussianNoise` (Alg. 8, Remark 13; it holds γ)
-and `LaplaceNoise` (Lap(1/ε), Theorem 3). Each owns its simulation sampler (`privatize`, from
-one uniform u ∈ (0, 1), so that one `jax.random.bits` call feeds a whole step; `sample` drives
-it from a key), its sampler for real trials (`secure_privatize`, the host-side, CSPRNG samplers
-of `jaxbai.trial.secure_noise`), its options and the variance it adds (Remark 13), and the
-values it outputs.
-
-Below them are the array functions they are made of, which the global-DP estimators (DAF,
-DP-SE) use too: real trials release with the exact discrete Laplace of
-`jaxbai.trial.discrete_noise` instead.
+"""The simulation samplers of the privacy mechanisms (`jaxbai.mechanisms`): JAX functions of
+uniforms from JAX's PRNG, and the participant-side mechanism objects, whose `secure_privatize`
+is the CSPRNG sampler of `jaxbai.mechanisms.secure`.
 
 Examples:
     >>> mechanism = GaussianNoise(gamma=0.01)
@@ -33,6 +23,7 @@ from jax.typing import ArrayLike
 from jaxbai import checks
 from jaxbai.arrays import uniform_from_bits
 from jaxbai.base import Mechanism
+from jaxbai.mechanisms import secure
 
 __all__ = [
     "GaussianNoise",
@@ -57,7 +48,7 @@ def open_uniform(key: jax.Array, shape: tuple[int, ...] = ()) -> jax.Array:
     Open at both ends (see `jaxbai.arrays.uniform_from_bits`), so inverse-CDF transforms
     (Laplace, Gaussian) stay finite and a Bernoulli(p) draw ``u < p`` is exact for p = 0 and
     p = 1. The 23-bit grid truncates Gaussian noise at ≈ 5.3σ and Laplace noise at ≈ 16.6
-    scales: irrelevant to simulation, and real trials use `jaxbai.secure_noise` instead.
+    scales: irrelevant to simulation, and real trials use `jaxbai.mechanisms.secure` instead.
     """
     return uniform_from_bits(jax.random.bits(key, shape, jnp.uint32))
 
@@ -131,8 +122,6 @@ def sample(
 
 
 # ------------------------------------------------------------------- participant-side mechanisms
-# The secure samplers live in `jaxbai.trial.secure_noise`, imported when first used: the trial
-# package imports the algorithms, and so this module.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,10 +147,8 @@ class RandomisedResponse:
     def secure_privatize(
         self, reward: float, epsilon: float, uniform: Callable[[], float]
     ) -> float:
-        """`jaxbai.trial.secure_noise.secure_randomised_response`, as 0.0 or 1.0."""
-        from jaxbai.trial import secure_noise
-
-        return float(secure_noise.secure_randomised_response(reward, epsilon, uniform))
+        """`jaxbai.mechanisms.secure.secure_randomised_response`, as 0.0 or 1.0."""
+        return float(secure.secure_randomised_response(reward, epsilon, uniform))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,10 +182,8 @@ class GaussianNoise:
     def secure_privatize(
         self, reward: float, epsilon: float, uniform: Callable[[], float]
     ) -> float:
-        """`jaxbai.trial.secure_noise.secure_gaussian_mechanism` with this γ."""
-        from jaxbai.trial import secure_noise
-
-        return secure_noise.secure_gaussian_mechanism(reward, epsilon, self.gamma, uniform)
+        """`jaxbai.mechanisms.secure.secure_gaussian_mechanism` with this γ."""
+        return secure.secure_gaussian_mechanism(reward, epsilon, self.gamma, uniform)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,7 +210,5 @@ class LaplaceNoise:
     def secure_privatize(
         self, reward: float, epsilon: float, uniform: Callable[[], float]
     ) -> float:
-        """`jaxbai.trial.secure_noise.secure_laplace_mechanism`."""
-        from jaxbai.trial import secure_noise
-
-        return secure_noise.secure_laplace_mechanism(reward, epsilon, uniform)
+        """`jaxbai.mechanisms.secure.secure_laplace_mechanism`."""
+        return secure.secure_laplace_mechanism(reward, epsilon, uniform)

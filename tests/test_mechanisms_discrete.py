@@ -1,4 +1,4 @@
-"""Tests for jaxbai.trial.discrete_noise: exact discrete Laplace samplers and the releases.
+"""Tests for jaxbai.mechanisms.discrete: exact discrete Laplace samplers and the releases.
 
 Distribution checks are Pearson χ² tests against the exact pmf
 P(X = x) = (1 − q)/(1 + q) · q^|x|, q = exp(−1/t), computed here with mpmath at 50 digits. The
@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from jaxbai.trial import discrete_noise
+from jaxbai.mechanisms import discrete
 
 N = 100_000
 P_THRESHOLD = 1e-6
@@ -62,7 +62,7 @@ def assert_symmetric(draws: np.ndarray) -> None:
     ("epsilon", "sensitivity"), [(0.5, 1), (0.05, 8), (3.0, 1)], ids=["t=2", "t=160", "t=1/3"]
 )
 def test_exact_sampler_matches_pmf(epsilon, sensitivity):
-    noise = discrete_noise.exact_laplace(epsilon, sensitivity, random.Random(7).getrandbits)
+    noise = discrete.exact_laplace(epsilon, sensitivity, random.Random(7).getrandbits)
     assert noise.scale == Fraction(sensitivity) / Fraction(epsilon)
     assert noise.epsilon == epsilon
     draws = np.array([noise.add(0) for _ in range(N)])
@@ -73,7 +73,7 @@ def test_exact_sampler_matches_pmf(epsilon, sensitivity):
 
 def test_exact_sampler_detects_a_wrong_scale():
     """Power check: draws at scale 2 are rejected as DLap(2.2) by the same test."""
-    noise = discrete_noise.exact_laplace(0.5, 1, random.Random(8).getrandbits)
+    noise = discrete.exact_laplace(0.5, 1, random.Random(8).getrandbits)
     draws = np.array([noise.add(0) for _ in range(N)])
     assert chi_square_p(draws, Fraction(11, 5))[0] < P_THRESHOLD
 
@@ -84,14 +84,14 @@ def test_exact_sampler_uses_no_floating_point_transcendental(monkeypatch):
 
     for name in ("exp", "log", "log1p", "expm1", "pow", "sqrt"):
         monkeypatch.setattr(math, name, forbidden)
-    noise = discrete_noise.exact_laplace(0.05, 8, random.Random(1).getrandbits)
-    mean = discrete_noise.discrete_laplace(Fraction(33, 4), 12, 8, noise)
+    noise = discrete.exact_laplace(0.05, 8, random.Random(1).getrandbits)
+    mean = discrete.discrete_laplace(Fraction(33, 4), 12, 8, noise)
     assert isinstance(mean, Fraction) and 96 % mean.denominator == 0  # m · count = 96
 
 
 def test_opendp_release_matches_pmf():
     pytest.importorskip("opendp")
-    noise = discrete_noise.opendp_laplace(0.5, 1)
+    noise = discrete.opendp_laplace(0.5, 1)
     assert noise.epsilon <= 0.5 and noise.scale == 2
     n = 20_000  # OpenDP answers one scalar release in ~0.1 ms
     draws = np.array([noise.add(5) - 5 for _ in range(n)])
@@ -102,7 +102,7 @@ def test_opendp_release_matches_pmf():
 def test_opendp_sampler_at_the_release_scale_matches_pmf():
     """10⁵ draws of OpenDP's integer Laplace at the scale our wrapper chose (vector form)."""
     dp = pytest.importorskip("opendp.prelude")
-    noise = discrete_noise.opendp_laplace(0.05, 8)
+    noise = discrete.opendp_laplace(0.05, 8)
     assert noise.epsilon <= 0.05 and noise.scale >= Fraction(8) / Fraction(0.05)
     dp.enable_features("contrib")
     space = dp.vector_domain(dp.atom_domain(T="i64")), dp.l1_distance(T="i64")
@@ -119,7 +119,7 @@ def test_opendp_sampler_at_the_release_scale_matches_pmf():
 def test_release_resolution_is_the_coarsest_grid_within_one_percent(epsilon, expected):
     # 1/8 ≤ 0.01/0.05 = 1/5 < 1/4; 1/128 ≤ 0.01 < 1/64; 1/128 ≤ 0.01/1.27 ≈ 1/127 < 1/64;
     # 1/512 ≤ 0.01/3 = 1/300 < 1/256.
-    assert discrete_noise.release_resolution(epsilon) == expected
+    assert discrete.release_resolution(epsilon) == expected
 
 
 @pytest.mark.parametrize(("epsilon", "m"), [(1.0, 1), (1.0, 128), (0.05, 8), (3.0, 512)])
@@ -127,13 +127,13 @@ def test_tail_factor_bounds_the_lattice_tail_tightly(epsilon, m):
     """P(|X|/m ≥ u) ≤ c · e^(−εu) for X ~ DLap(m/ε), with equality at the lattice points."""
     q = math.exp(-epsilon / m)
     weights = (1 - q) / (1 + q) * q ** np.arange(200_000.0)  # the pmf at x = 0, 1, 2, …
-    c = discrete_noise.tail_factor(epsilon, m, binary=True)
+    c = discrete.tail_factor(epsilon, m, binary=True)
     for k in range(1, 60):
         tail = 2 * float(np.sum(weights[k:]))  # P(|X| ≥ k), summed term by term
         for u in (k / m, (k - 0.5) / m):  # a lattice point and a point between two
             assert tail <= c * math.exp(-epsilon * u) * (1 + 1e-9)
         assert tail == pytest.approx(c * math.exp(-epsilon * k / m), rel=1e-6)
-    rounding = discrete_noise.tail_factor(epsilon, m, binary=False) / c
+    rounding = discrete.tail_factor(epsilon, m, binary=False) / c
     assert rounding == pytest.approx(math.exp(epsilon / (2 * m)))
 
 
@@ -143,27 +143,27 @@ def test_grid_rounding_has_sensitivity_m():
     for a in sums:
         for b in sums:
             if abs(a - b) <= 1:
-                ra, rb = (discrete_noise.round_to_grid(x, m) for x in (a, b))
+                ra, rb = (discrete.round_to_grid(x, m) for x in (a, b))
                 assert abs(ra - rb) <= m
-    assert discrete_noise.round_to_grid(Fraction(5, 16), m) == 3  # 2.5 + 0.5 → 3
-    assert discrete_noise.round_to_grid(Fraction(9, 32), m) == 2  # 2.25 → 2
+    assert discrete.round_to_grid(Fraction(5, 16), m) == 3  # 2.5 + 0.5 → 3
+    assert discrete.round_to_grid(Fraction(9, 32), m) == 2  # 2.25 → 2
 
 
 def test_discrete_release_is_noisy_grid_sum_over_m_count():
-    exact = discrete_noise.IntegerNoise(lambda x: x, 1.0, Fraction(1))
-    assert discrete_noise.discrete_laplace(Fraction(5, 2), 4, 1, exact) == Fraction(3, 4)
-    assert discrete_noise.discrete_laplace(Fraction(5, 2), 4, 8, exact) == Fraction(5, 8)
-    shifted = discrete_noise.IntegerNoise(lambda x: x - 3, 1.0, Fraction(1))
-    assert discrete_noise.discrete_laplace(Fraction(2), 4, 1, shifted) == Fraction(-1, 4)
+    exact = discrete.IntegerNoise(lambda x: x, 1.0, Fraction(1))
+    assert discrete.discrete_laplace(Fraction(5, 2), 4, 1, exact) == Fraction(3, 4)
+    assert discrete.discrete_laplace(Fraction(5, 2), 4, 8, exact) == Fraction(5, 8)
+    shifted = discrete.IntegerNoise(lambda x: x - 3, 1.0, Fraction(1))
+    assert discrete.discrete_laplace(Fraction(2), 4, 1, shifted) == Fraction(-1, 4)
     with pytest.raises(ValueError, match="at least one sample"):
-        discrete_noise.discrete_laplace(Fraction(0), 0, 1, exact)
+        discrete.discrete_laplace(Fraction(0), 0, 1, exact)
 
 
 def test_invalid_parameters_are_rejected():
     bits = random.Random(0).getrandbits
     for epsilon in (0.0, -1.0, math.inf, math.nan):
         with pytest.raises(ValueError, match="finite epsilon"):
-            discrete_noise.exact_laplace(epsilon, 1, bits)
+            discrete.exact_laplace(epsilon, 1, bits)
     for sensitivity in (0, True, 1.5):
         with pytest.raises(ValueError, match="sensitivity"):
-            discrete_noise.exact_laplace(1.0, sensitivity, bits)
+            discrete.exact_laplace(1.0, sensitivity, bits)
