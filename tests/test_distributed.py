@@ -164,15 +164,17 @@ peer's socket closes."""
 @pytest.mark.integration
 def test_two_processes_equal_one_and_resume_after_a_death(tmp_path, env):
     """A sweep of three grids (TTUCB, AdaP-TT*, DP-SE) on two processes: killing process 1
-    in the middle of the second grid makes process 0 exit with an error (JAX's coordination
-    service misses process 1's heartbeats for 5 s) instead of hanging; rerunning both with
+    in the middle of the second grid makes process 0 exit with one line naming it (`LOST`:
+    JAX's coordination service misses its heartbeats for 5 s, or a collective process 0 is in
+    fails as its socket closes) instead of hanging; rerunning both with
     ``--resume`` skips the grid finished before the kill (read from the checkpoint shards: no
     samples) and writes a ``runs.csv`` identical to a single-process sweep's. Both δ of a
     TTUCB or AdaP-TT* trajectory come from one process (shared trajectories, `GRID`).
 
-    The single-process sweep runs first, alone: it fills the compilation cache with the
-    programs every later process loads (one process per device, the same chunk programs),
-    instead of three processes compiling them at once on a machine's few cores."""
+    The single-process sweep runs first, alone, rather than beside the pair: three processes
+    compiling at once on a machine's few cores took longer than one after the other. (It
+    caches the theory's programs and values for the pair; their chunk programs are their own,
+    each process's job table being about half the grid's.)"""
     single = Sweep(tmp_path / "one", env)
     assert single.wait(300) == 0, single.err.decode()[-3000:]
     processes = pair(tmp_path / "two", env)
@@ -257,17 +259,28 @@ HEARTBEATS = "UNAVAILABLE: The following tasks are unhealthy (stopped sending he
         ("UNKNOWN: Gloo AllGather failed: [external/gloo/gloo/transport/tcp/pair.cc:547] "
          "Connection closed by peer [127.0.0.1]:58281", _args(0, 3),
          "another process closed its connection inside a collective"),
+        ("UNKNOWN: Gloo AllReduce failed: [pair.cc:589] Read error [127.0.0.1]:40513: "
+         "Connection reset by peer", _args(1), "process 0 closed its connection"),
     ],
 )  # fmt: skip
 def test_the_end_of_a_lost_process_is_named(text, args, expected):
-    what, _ = distributed.diagnose(text, args)
+    what, resume = distributed.diagnose(text, args)
     assert what.startswith(expected), what
+    assert resume == ("did not join" not in expected)
 
 
-def test_other_failures_are_not_diagnosed():
-    assert (
-        distributed.diagnose("Traceback (most recent call last):\nKeyError: 'x'", _args()) is None
-    )
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Traceback (most recent call last):\nKeyError: 'x'",
+        "UNKNOWN: Gloo AllReduce failed: [pair.cc:500] Read timeout [127.0.0.1]:40513",
+        "OSError: Connection reset by peer",
+    ],
+)
+def test_other_failures_are_not_diagnosed(text):
+    """A Python error, a collective that fails for another reason, a socket error outside a
+    collective: their text is passed on as it is."""
+    assert distributed.diagnose(text, _args()) is None
 
 
 def test_stderr_passes_through_until_a_fatal_trace():

@@ -20,7 +20,7 @@ import jaxbai
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 API = DOCS / "api"
-SUBPACKAGES = ("toptwo", "engine", "theory", "trial", "audit")
+SUBPACKAGES = ("toptwo", "engine", "theory", "trial", "audit", "mechanisms")
 EXCLUDED: set[str] = set()
 """Pages of docs/ deliberately left out of the nav (none)."""
 

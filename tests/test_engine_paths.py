@@ -7,7 +7,8 @@ One grid of AdaP-TT (2 arms; 2 ε × 2 δ × 2 runs per device, τ from 3 to 256
 programs dominate the time (a per-episode one takes twice as long as a per-sample one), so
 each is compiled once: the uninterrupted per-sample and per-episode grids are module fixtures,
 and the other runs of their programs change only what does not recompile (the chunk size, the
-budget, the checkpoint; the smaller job table of a resumed grid does recompile).
+budget, the checkpoint; a resumed grid's smaller job table recompiles where it rounds to
+fewer `jaxbai.engine.lane_program.table_slots`).
 """
 
 from __future__ import annotations
@@ -120,3 +121,24 @@ def test_each_shared_delta_is_its_delta_run_alone(jobs):
     np.testing.assert_array_equal(res.counts, counts)
     by_delta = res.tau.reshape(2, 2, -1)  # (ε, δ, run), δ = 0.2 then 0.01
     assert (by_delta[:, 1] >= by_delta[:, 0]).all()
+
+
+def test_a_smaller_grid_can_compile_the_larger_grids_program(jobs, per_sample):
+    """Job tables are padded to `table_slots`: the ε = 10 half of the grid with ``min_slots``
+    of the whole grid's jobs per device runs the program the whole grid compiled (what the
+    sweep's ``--plan`` pilot does), with that half's results; without it, its smaller table
+    compiles a program of its own."""
+    from jaxbai.engine import lane_program
+
+    half = jobs.epsilon == 10.0
+    sub = engine.grid_jobs(jaxbai.bernoulli([0.9, 0.3]), [10.0], [0.2, 0.01], len(jobs) // 4)
+    per_device = -(-len(jobs) // jax.device_count())
+    assert lane_program.table_slots(per_device) > lane_program.table_slots(per_device // 2)
+    compiled = lane_program.advance._cache_size()
+    shared = engine.run_grid(ALG, sub, draws="per_sample", min_slots=per_device, **LAYOUT)
+    assert lane_program.advance._cache_size() == compiled
+    np.testing.assert_array_equal(shared.tau, per_sample.tau[half])
+    np.testing.assert_array_equal(shared.counts, per_sample.counts[half])
+    alone = engine.run_grid(ALG, sub, draws="per_sample", **LAYOUT)
+    assert lane_program.advance._cache_size() == compiled + 1
+    assert_same(alone, shared)

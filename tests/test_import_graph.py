@@ -1,4 +1,5 @@
-"""No import cycles in `jaxbai` or `experiments`, function-level imports included.
+"""No import cycles in `jaxbai` or `experiments`, and no import against the layers of
+docs/contributing.md, function-level imports included.
 
 Every ``import`` and ``from … import`` statement of a module counts, wherever it stands (module
 level, inside a function, under ``TYPE_CHECKING``): an edge from the module to the module it
@@ -121,9 +122,10 @@ CONTRIBUTING = ROOT / "docs" / "contributing.md"
 def layers(page: str) -> dict[str, int]:
     """Module or package → its layer number, from the table of docs/contributing.md (rows
     ``| N name | `module`, `module` | … |``)."""
-    found = {}
+    found: dict[str, int] = {}
     for number, cell in re.findall(r"^\| (\d+) [^|]*\| ([^|]*) \|", page, re.M):
         for module in re.findall(r"`([\w.]+)`", cell):
+            assert module not in found, f"{module} is in two layers"
             found[module] = int(number)
     return found
 
@@ -151,8 +153,13 @@ def test_the_layers_are_the_contributor_pages():
     none imports from a layer above its own (the mechanisms imported the trials' samplers
     inside their functions; `jaxbai.mechanisms` now holds them)."""
     table = layers(CONTRIBUTING.read_text(encoding="utf-8"))
-    assert sorted(set(table.values())) == list(range(1, 11))
+    assert sorted(set(table.values())) == list(range(1, max(table.values()) + 1))
     known = modules(ROOT, ("jaxbai", "experiments"))
+    assert set(table) <= set(known), "the table names a module that does not exist"
+    # A module of jaxbai lies in a layer of its own package or module, not in the layer of
+    # the package's namespace (which would let a new module import anything below it).
+    unplaced = [m for m in known if m != "jaxbai" and layer_of(m, table) == table["jaxbai"]]
+    assert unplaced == []
     assert [m for m in known if layer_of(m, table) is None] == []
     assert against(import_graph(known), table) == []
 

@@ -218,6 +218,7 @@ def _pilot(spec, config, group, eps, proxy, chosen, processes) -> _Pilot:
         "device": config.device,
         "lanes_per_device": lanes,
         "shrink_after": np.inf,
+        "min_slots": -(-grid_jobs // (len(devices) * processes)),  # the grid's program
     }
     jobs = _concat(
         [

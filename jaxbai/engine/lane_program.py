@@ -29,6 +29,7 @@ from jax.sharding import Mesh, PartitionSpec
 
 from jaxbai.arrays import tree_where
 from jaxbai.base import Algorithm, Budgeted, Instance
+from jaxbai.checks import COUNT_MAX
 from jaxbai.engine._shared import SharedDeltas, in_lanes, marked_stopped, records
 from jaxbai.engine.fused_kernel import fused_steps
 from jaxbai.engine.jobs import Jobs, fold_in_step, job_key
@@ -77,7 +78,9 @@ class Outcome(NamedTuple):
 
 
 class Table(NamedTuple):
-    """The jobs of one device (for shared trajectories, ``delta`` is ``(J_d, D)``)."""
+    """The jobs of one device (for shared trajectories, ``delta`` is ``(J_d, D)``): ``J_d``
+    slots (`table_slots`), of which the first ``count`` hold jobs; `refill` loads no slot past
+    them."""
 
     instance: Instance
     epsilon: jax.Array
@@ -367,11 +370,11 @@ def table_slots(jobs: int) -> int:
     """
     if jobs <= SLOT_STEP:
         return 1 << max(0, jobs - 1).bit_length()
-    return -(-jobs // SLOT_STEP) * SLOT_STEP
+    return min(-(-jobs // SLOT_STEP) * SLOT_STEP, COUNT_MAX)  # a slot number is an int32
 
 
 def device_tables(
-    jobs: Jobs, pending: np.ndarray, num_devices: int, *, pad: bool = True
+    jobs: Jobs, pending: np.ndarray, num_devices: int, *, pad: bool = True, min_slots: int = 1
 ) -> tuple[Table, np.ndarray]:
     """Round-robin split of the pending jobs over devices, padded to equal length.
 
@@ -379,9 +382,10 @@ def device_tables(
     (each row one trajectory's jobs, smallest δ first; `jaxbai.engine._shared`). Returns the
     stacked tables (leading dim ``num_devices * width``) and ``order``, shape
     ``(num_devices, width)`` (then D): the global job index of each local slot. ``width`` is
-    `table_slots` of the longest device's job count, or with ``pad=False`` that count itself
-    (for a program that runs every slot, `vmap_until_all_stop`); a slot past a device's
-    ``count`` repeats the first pending job and is never run by `advance`.
+    `table_slots` of the longest device's job count or of ``min_slots``, whichever is larger,
+    or with ``pad=False`` that count itself (for a program that runs every slot,
+    `vmap_until_all_stop`); a slot past a device's ``count`` repeats the first pending job and
+    is never run by `advance`.
     """
     # Longest jobs first (smallest ε, then δ) so the tail of the run holds short jobs; the
     # order never changes a job's result.
@@ -389,7 +393,7 @@ def device_tables(
     pending = pending[np.lexsort((jobs.delta[lead], jobs.epsilon[lead]))]
     per_device = [pending[d::num_devices] for d in range(num_devices)]
     width = max(1, max(len(p) for p in per_device))
-    width = table_slots(width) if pad else width
+    width = table_slots(max(width, min_slots)) if pad else width
     order = np.zeros((num_devices, width, *pending.shape[1:]), np.int64)
     order[...] = pending[0] if len(pending) else 0
     counts = np.zeros(num_devices, np.int32)

@@ -147,6 +147,7 @@ def run_grid(
     progress: bool | Progress = False,
     max_chunks: int | None = None,
     shrink_after: float = SHRINK_AFTER_S,
+    min_slots: int = 1,
 ) -> GridResult:
     """Run every job of a grid to completion with lane refill; see `jaxbai.engine`.
 
@@ -184,6 +185,11 @@ def run_grid(
             `jaxbai.engine.lane_program.shrink_pool`) once the grid has run this many seconds, so
             that the recompilations pay for themselves (0: always; ``inf``: never). Chunks
             that compiled a program do not count.
+        min_slots: job-table slots per device, at least. The table's length is a shape of the
+            compiled program (`jaxbai.engine.lane_program.table_slots`): a small grid run
+            before a larger one (the sweep's ``--plan`` pilot) passes the larger grid's
+            ``table_slots(jobs per device)`` to compile the program that grid will load. The
+            results do not depend on it.
 
     Under `jax.distributed` every process must call `run_grid` with the same arguments: each
     runs its share of the jobs on its own devices (``device`` names their platform), writes
@@ -210,6 +216,7 @@ def run_grid(
         ("lanes_per_device", 1 if lanes_per_device is None else lanes_per_device),
         ("refill_every", refill_every),
         ("chunk_steps", chunk_steps),
+        ("min_slots", min_slots),
     ):
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -252,6 +259,7 @@ def run_grid(
                 max_chunks,
                 shrink_after,
                 kernel,
+                min_slots,
             )
             lane_steps = _run_pending(alg, jobs, mine, results, team, settings)
         if team.size > 1:
@@ -316,6 +324,7 @@ class _Settings(NamedTuple):
     max_chunks: int | None
     shrink_after: float
     kernel: str
+    min_slots: int
 
 
 def _run_pending(
@@ -338,7 +347,7 @@ def _run_pending(
         if isinstance(fused, str):
             raise ValueError(f"kernel='fused' cannot run {fused}; use kernel='xla'")
         alg, jobs, num_arms = fused
-    table, order = device_tables(jobs, pending, num_devices)
+    table, order = device_tables(jobs, pending, num_devices, min_slots=settings.min_slots)
     sharding = jax.sharding.NamedSharding(mesh, PartitionSpec("d"))
     table = jax.device_put(table, sharding)
     carry = jax.device_put(

@@ -4,9 +4,8 @@ The participant-side mechanisms of local DP are objects satisfying `jaxbai.base.
 `RandomisedResponse` (CTB, Alg. 4; Lemma 12), `GaussianNoise` (Alg. 8, Remark 13; it holds γ)
 and `LaplaceNoise` (Lap(1/ε), Theorem 3). Each owns its simulation sampler (`privatize`, from
 one uniform u ∈ (0, 1), so that one `jax.random.bits` call feeds a whole step; `sample` drives
-it from a key), its sampler for real trials (`secure_privatize`, the host-side, CSPRNG samplers
-of `jaxbai.mechanisms.secure`), its options and the variance it adds (Remark 13), and the
-values it outputs.
+it from a key), its sampler for real trials (`secure_privatize`), its options and the variance
+it adds (Remark 13), and the values it outputs.
 
 A mechanism's samplers live together in this package: the JAX ones in
 `jaxbai.mechanisms.simulated` (re-exported here), the host-side, CSPRNG ones in
@@ -14,8 +13,7 @@ A mechanism's samplers live together in this package: the JAX ones in
 `jaxbai.mechanisms.discrete`.
 
 Below them are the array functions they are made of, which the global-DP estimators (DAF,
-DP-SE) use too: real trials release with the exact discrete Laplace of
-`jaxbai.mechanisms.discrete` instead.
+DP-SE) use too in simulation.
 """
 
 from jaxbai.mechanisms import discrete, secure
