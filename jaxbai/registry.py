@@ -2,8 +2,8 @@
 
 `jaxbai.ALGORITHMS` is the registry, and the one place every per-algorithm fact is read from:
 the trial (`jaxbai.trial`), the sweep, the experiment grids, plots and reports keep no lists of
-their own. An entry holds the factory, the display name, the plot style, the threshold families
-and whether it runs the paper's published code; everything that can depend on the options —
+their own. An entry holds the factory, the display name, the threshold families and whether it
+runs the paper's published code; everything that can depend on the options —
 privacy model, whether ε is used, the participant mechanism, the allocation target and the
 asymptotic bound — is the `jaxbai.base.AlgorithmInfo` of the algorithm built with those
 options (`AlgorithmEntry.info`), never of the factory's defaults. Adding an algorithm is one
@@ -15,8 +15,8 @@ Examples:
     >>> def my_adap_tt(**options):
     ...     return dataclasses.replace(jaxbai.adap_tt(beta=0.3, **options), name="my_adap_tt")
     >>> entry = jaxbai.register("my_adap_tt", my_adap_tt, "AdaP-TT (β = 0.3)")
-    >>> entry.info().privacy, entry.thresholds, entry.style != jaxbai.ALGORITHMS["adap_tt"].style
-    ('global', ('heuristic', 'theory'), True)
+    >>> entry.info().privacy, entry.thresholds, entry.display_name
+    ('global', ('heuristic', 'theory'), 'AdaP-TT (β = 0.3)')
     >>> entry.info().asymptotic_bound is not None  # Theorem 22 at β = 0.3
     True
     >>> jaxbai.ALGORITHMS["my_adap_tt"]().beta
@@ -33,9 +33,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from jaxbai import dpse, plugins, thresholds, toptwo
 from jaxbai.base import Algorithm, AlgorithmInfo, Episodic
@@ -43,43 +42,11 @@ from jaxbai.base import Algorithm, AlgorithmInfo, Episodic
 __all__ = [
     "ALGORITHMS",
     "BUILT_IN_NAMES",
-    "PALETTE",
     "AlgorithmEntry",
     "Registry",
-    "Style",
-    "free_styles",
     "register",
     "unregister",
 ]
-
-
-class Style(NamedTuple):
-    """How an algorithm's curve is drawn (matplotlib colour, marker and line style)."""
-
-    color: str
-    marker: str
-    linestyle: str = "-"
-
-
-PALETTE = tuple(
-    Style(color, marker)
-    for marker in ("o", "s", "D", "^", "v", "P", "X", "*")
-    for color in (
-        "tab:blue",
-        "tab:orange",
-        "tab:green",
-        "tab:red",
-        "tab:purple",
-        "tab:brown",
-        "tab:pink",
-        "tab:olive",
-        "tab:cyan",
-    )
-)
-"""The styles `register` assigns, in order, to entries registered without one: the first
-that no registered entry has (72 in all, then they repeat). None is black or grey: those are
-left to the figures' reference curves and to TTUCB, so a plugin's curve is never mistaken for
-them."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,7 +63,6 @@ class AlgorithmEntry:
             with ``**options`` validates them itself).
         episodic: whether the algorithm is `jaxbai.base.Episodic` (plans its pulls by episodes,
             Appendix H).
-        style: how figures draw it (assigned at registration, `PALETTE`).
         published_code_of: the registry name of the paper's algorithm that this entry runs as
             the paper's published code does (docs/published-code.md), else None.
         plugin: the module whose import registers it (`jaxbai.plugins`: the plugin being
@@ -107,9 +73,6 @@ class AlgorithmEntry:
             (`jaxbai.plugins.source_digest`, taken when it was registered; ``"__main__"`` for
             a factory defined in a script or notebook), whoever imported it; None for jaxbai's
             own. A trial records it and refuses a changed one.
-
-    `fused_refusal` says whether the fused GPU kernel runs the algorithm (docs/semantics.md
-    §32), and if not, why.
     """
 
     name: str
@@ -118,7 +81,6 @@ class AlgorithmEntry:
     thresholds: tuple[str, ...]
     options: tuple[str, ...]
     episodic: bool
-    style: Style
     published_code_of: str | None = None
     plugin: str | None = None
     plugin_source: str | None = None
@@ -131,24 +93,6 @@ class AlgorithmEntry:
             ValueError: as `__call__`.
         """
         return self(**options).info
-
-    @functools.cached_property
-    def fused_refusal(self) -> str | None:
-        """None if ``run_grid(…, kernel="fused")`` runs the default algorithm on a GPU
-        (per-sample draws, 4 arms, one δ), else the reason it is refused
-        (`jaxbai.engine.fused_unsupported`; computed on first use, by tracing its step).
-
-        Examples:
-            >>> import jaxbai
-            >>> jaxbai.ALGORITHMS["adap_tt"].fused_refusal is None
-            True
-            >>> "gather" in jaxbai.ALGORITHMS["dp_se"].fused_refusal
-            True
-        """
-        from jaxbai import engine, instances
-
-        jobs = engine.grid_jobs(instances.bernoulli([0.8, 0.6, 0.4, 0.2]), [1.0], [0.01], 1)
-        return engine.fused_unsupported(self.factory(), jobs, draws="per_sample")
 
     def __call__(self, **options: Any) -> Algorithm:
         """Build the algorithm.
@@ -202,7 +146,6 @@ def _entry(
     name: str,
     factory: Callable[..., Algorithm],
     display_name: str,
-    style: Style,
     published_code_of: str | None,
 ) -> AlgorithmEntry:
     """An entry whose threshold families and episodic flag are read from the algorithm the
@@ -224,7 +167,6 @@ def _entry(
         thresholds=thresholds.THRESHOLD_FAMILIES if _takes_threshold(options, alg) else (),
         options=options,
         episodic=isinstance(alg, Episodic),
-        style=style,
         published_code_of=published_code_of,
         plugin=plugin,
         plugin_source=_plugin_source(factory),
@@ -281,40 +223,14 @@ class Registry(Mapping[str, AlgorithmEntry]):
             raise ValueError(f"algorithm must be one of {list(self._entries)}, got {name!r}")
         return self._entries[name]
 
-    def register(
-        self,
-        name: str,
-        factory: Callable[..., Algorithm],
-        display_name: str | None = None,
-        *,
-        style: Style | None = None,
-        published_code_of: str | None = None,
-        replace: bool = False,
-    ) -> AlgorithmEntry:
-        """Add ``factory`` under ``name`` (see `register`)."""
-        if name in self._entries and not replace:
-            raise ValueError(f"{name!r} is already registered (pass replace=True)")
-        if published_code_of is not None:  # drawn as the paper algorithm it stands for, dashed
-            paper = self.get_entry(published_code_of).style._replace(linestyle="--")
-            style = style or paper
-        others = {n: e for n, e in self._entries.items() if n != name}
-        style = style or next(free_styles(e.style for e in others.values()))
-        entry = _entry(name, factory, display_name or name, style, published_code_of)
-        self._entries[name] = entry
-        return entry
+    def _add(self, entry: AlgorithmEntry, replace: bool) -> None:
+        if entry.name in self._entries and not replace:
+            raise ValueError(f"{entry.name!r} is already registered (pass replace=True)")
+        self._entries[entry.name] = entry
 
-    def unregister(self, name: str) -> None:
-        """Remove ``name``."""
+    def _remove(self, name: str) -> None:
         self.get_entry(name)
         del self._entries[name]
-
-
-def free_styles(taken: Iterable[Style]) -> Iterator[Style]:
-    """The styles of `PALETTE` whose colour and marker none of ``taken`` has, in order; once
-    they run out, the palette again, from the position the taken styles reached."""
-    used = {(s.color, s.marker) for s in taken}
-    yield from (s for s in PALETTE if (s.color, s.marker) not in used)
-    yield from itertools.islice(itertools.cycle(PALETTE), len(used) % len(PALETTE), None)
 
 
 ALGORITHMS = Registry()
@@ -328,11 +244,10 @@ def register(
     factory: Callable[..., Algorithm],
     display_name: str | None = None,
     *,
-    style: Style | None = None,
     published_code_of: str | None = None,
     replace: bool = False,
 ) -> AlgorithmEntry:
-    """Register an algorithm in `ALGORITHMS`.
+    """Register an algorithm in `ALGORITHMS` (the one way to add an entry).
 
     Args:
         name: registry key; ``factory().name`` must equal it.
@@ -340,8 +255,6 @@ def register(
             build with no arguments. What depends on the options (privacy, ε, bounds) is read
             from the algorithm it builds with them (`AlgorithmEntry.info`).
         display_name: name for figures and reports (default: ``name``).
-        style: how figures draw it (default: that of ``published_code_of``, dashed, for a
-            published-code variant; else the first unused style of `PALETTE`).
         published_code_of: the registered paper algorithm it runs as the paper's published
             code does, if it is such a variant.
         replace: allow replacing an existing entry.
@@ -350,67 +263,50 @@ def register(
         ValueError: the name is taken, the factory's algorithm disagrees with it, or
             ``published_code_of`` is not registered.
     """
-    return ALGORITHMS.register(
-        name,
-        factory,
-        display_name,
-        style=style,
-        published_code_of=published_code_of,
-        replace=replace,
-    )
+    if published_code_of is not None:
+        ALGORITHMS.get_entry(published_code_of)
+    entry = _entry(name, factory, display_name or name, published_code_of)
+    ALGORITHMS._add(entry, replace)
+    return entry
 
 
 def unregister(name: str) -> None:
     """Remove ``name`` from `ALGORITHMS`."""
-    ALGORITHMS.unregister(name)
+    ALGORITHMS._remove(name)
 
 
-# No two of jaxbai's own entries share a colour or a marker (black and grey are left to the
-# figures' reference curves, except TTUCB's black), so every curve of a figure has both.
 _BUILT_IN = (
-    ("ttucb", toptwo.ttucb, "TTUCB", Style("black", "s")),
-    ("ctb_tt", toptwo.ctb_tt, "CTB-TT", Style("tab:blue", "p")),
-    ("gauss_ldp_tt", toptwo.gauss_ldp_tt, "Gauss-LDP-TT", Style("tab:cyan", "v")),
-    ("adap_tt", toptwo.adap_tt, "AdaP-TT", Style("tab:orange", "o")),
-    ("adap_tt_star", toptwo.adap_tt_star, "AdaP-TT*", Style("tab:green", "D")),
-    ("dp_se", dpse.dp_se, "DP-SE", Style("tab:red", "^")),
-    ("ttucb_dpa", toptwo.ttucb_dpa, "TTUCB-DPA", Style("tab:purple", "P")),
+    ("ttucb", toptwo.ttucb, "TTUCB"),
+    ("ctb_tt", toptwo.ctb_tt, "CTB-TT"),
+    ("gauss_ldp_tt", toptwo.gauss_ldp_tt, "Gauss-LDP-TT"),
+    ("adap_tt", toptwo.adap_tt, "AdaP-TT"),
+    ("adap_tt_star", toptwo.adap_tt_star, "AdaP-TT*"),
+    ("dp_se", dpse.dp_se, "DP-SE"),
+    ("ttucb_dpa", toptwo.ttucb_dpa, "TTUCB-DPA"),
     (
         "ttucb_dpa_global",
         functools.partial(toptwo.ttucb_dpa, episodes="global"),
         "TTUCB-DPA (global)",
-        Style("tab:pink", "X"),
     ),
-    (
-        "adap_tt_global",
-        functools.partial(toptwo.adap_tt, episodes="global"),
-        "AdaP-TT (global)",
-        Style("tab:brown", "h"),
-    ),
+    ("adap_tt_global", functools.partial(toptwo.adap_tt, episodes="global"), "AdaP-TT (global)"),
     (
         "adap_tt_star_global",
         functools.partial(toptwo.adap_tt_star, episodes="global"),
         "AdaP-TT* (global)",
-        Style("tab:olive", "d"),
     ),
     # A variant beyond the paper (docs/threshold-aware-challenger.md).
-    (
-        "adap_tt_star_ratio",
-        toptwo.adap_tt_star_ratio,
-        "AdaP-TT* (W/c challenger)",
-        Style("teal", ">"),
-    ),
+    ("adap_tt_star_ratio", toptwo.adap_tt_star_ratio, "AdaP-TT* (W/c challenger)"),
     # Jourdan & Azize (2025): DP-TT and its non-private reference (docs/dp-tt.md).
-    ("dp_tt", toptwo.dp_tt, "DP-TT", Style("crimson", "*")),
-    ("eb_tci", toptwo.eb_tci, "EB-TCI", Style("goldenrod", "<", "--")),
+    ("dp_tt", toptwo.dp_tt, "DP-TT"),
+    ("eb_tci", toptwo.eb_tci, "EB-TCI"),
 )
 _PUBLISHED_CODE = (
     ("ttucb_published", toptwo.ttucb_published, "TTUCB (published code)", "ttucb"),
     ("adap_tt_published", toptwo.adap_tt_published, "AdaP-TT (published code)", "adap_tt"),
     ("dp_se_published", dpse.dp_se_published, "DP-SE (published code)", "dp_se"),
 )
-for _name, _factory, _display, _style in _BUILT_IN:
-    register(_name, _factory, _display, style=_style)
+for _name, _factory, _display in _BUILT_IN:
+    register(_name, _factory, _display)
 for _name, _factory, _display, _paper in _PUBLISHED_CODE:
     register(_name, _factory, _display, published_code_of=_paper)
 BUILT_IN_NAMES = frozenset(ALGORITHMS)

@@ -16,7 +16,7 @@ import pytest
 
 import jaxbai
 from experiments import sweep
-from experiments.analysis import plot, report, results, stats
+from experiments.analysis import drawing, markdown_report, results, stats
 from experiments.sweep import cli
 from jaxbai import engine
 from jaxbai.engine import _distributed
@@ -142,8 +142,8 @@ def tables(tmp_path_factory) -> dict[str, results.Table]:
         args = cli.build_parser().parse_args(argv)
         cfg = cli.config_from_args(args)
         sweep.prepare_out(cfg.out)
-        spec = cfg.algorithms[0]
-        found[name] = sweep.run_table(spec, cfg, sweep.run_algorithm(spec, cfg, progress=False))
+        grids = sweep.SweepGrids.of(cfg).with_checkpoints()
+        found[name] = sweep.run_table(grids, name, sweep.run_algorithm(grids, name, progress=False))
     return found
 
 
@@ -242,14 +242,14 @@ def test_deviation_of_a_run_against_the_closed_form(tables):
 
 def test_allocation_figure_per_instance(tmp_path):
     s = stats.summarize(_tiny(), {("a", "0.6 0.2", 1.0): np.array([0.5, 0.5])})
-    assert plot.allocation_instances(s) == ["i2", "i3"]
-    fig = plot.draw_allocations(s, "i2")
+    assert drawing.allocation_instances(s) == ["i2", "i3"]
+    fig = drawing.draw_allocations(s, "i2")
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == ["a"]
     assert len(visible[0].patches) == 4  # two cells × two arms
     ticks = [label.get_text() for label in visible[0].get_xticklabels()]
     assert ticks == ["0", "1"]  # numbered as runs.csv's count_0, count_1 (they read 1, 2)
-    paths = plot.draw_allocation_figures(s, str(tmp_path))
+    paths = drawing.draw_allocation_figures(s, str(tmp_path))
     assert {p.rsplit("/", 1)[-1] for p in paths} == {
         "allocations_i2.png",
         "allocations_i3.png",
@@ -258,8 +258,8 @@ def test_allocation_figure_per_instance(tmp_path):
 
 def test_report_lists_proportions_against_the_target():
     s = stats.summarize(_tiny(), {("a", "0.6 0.2", 1.0): np.array([0.5, 0.5])})
-    rows = [line for line in report.allocation_table(s) if line.startswith("| a ")]
+    rows = [line for line in markdown_report.allocation_table(s) if line.startswith("| a ")]
     assert rows[0] == "| a | i2 | 1 | 0.1 | 1 | 0.450 0.550 | 0.500 0.500 | 0.117 | 0.05 |"
     assert rows[1].endswith("| 0.250 0.750 | — | — | — |")
     older = stats.summarize({k: v for k, v in _tiny().items() if k != "counts"})
-    assert "no final counts" in report.allocation_table(older)[0]
+    assert "no final counts" in markdown_report.allocation_table(older)[0]

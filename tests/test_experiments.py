@@ -17,7 +17,7 @@ import experiments.plot
 import experiments.report
 import jaxbai
 from experiments import sweep
-from experiments.analysis import overlay, plot, report, results, stats
+from experiments.analysis import drawing, markdown_report, overlay, results, stats
 from experiments.config import grids
 from experiments.sweep import cli
 
@@ -191,6 +191,48 @@ def test_registered_algorithm_runs_through_the_sweep_api(user_algorithm, tmp_pat
     assert os.path.exists(os.path.join(out, "figures", "tau_vs_epsilon_global.png"))
 
 
+@pytest.mark.integration
+def test_a_sweep_builds_its_plan_once(monkeypatch, tmp_path):
+    """Once its configuration is validated, a sweep builds each algorithm, each instance, the
+    instance groups, each grid's jobs and the summary exactly once (`sweep.SweepGrids`), and
+    the engine runs, run table, figures, report and claims read them: two algorithms on two
+    groups of instances (K = 5 and K = 2) are 4 grids."""
+    from experiments.config import specs
+    from experiments.sweep import grids as sweep_grids
+    from experiments.sweep import runner
+
+    config = sweep.resolve(
+        {
+            "instances": ["mu1", {"name": "two", "means": [0.9, 0.5]}, "mu2"],
+            "algorithms": ["ttucb", "adap_tt"],
+            "global_epsilons": [1.0],
+            "deltas": [0.1],
+            "runs": 2,
+        }
+    )
+    calls: dict[str, int] = {}
+
+    def counted(name, function):
+        def wrapper(*args, **kwargs):
+            calls[name] = calls.get(name, 0) + 1
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(runner, "resolve", lambda validated: validated)  # validated above
+    monkeypatch.setattr(
+        specs.AlgorithmSpec, "build", counted("algorithm", specs.AlgorithmSpec.build)
+    )
+    monkeypatch.setattr(specs.InstanceSpec, "build", counted("instance", specs.InstanceSpec.build))
+    groups = counted("groups", sweep_grids.instance_groups)
+    monkeypatch.setattr(sweep_grids, "instance_groups", groups)
+    monkeypatch.setattr(jaxbai.engine, "grid_jobs", counted("jobs", jaxbai.engine.grid_jobs))
+    monkeypatch.setattr(stats, "summarize", counted("summary", stats.summarize))
+    result = sweep.run(config, out=tmp_path / "out", progress=False)
+    assert calls == {"groups": 1, "instance": 3, "algorithm": 2, "jobs": 4, "summary": 1}
+    assert len(result.cells) == 2 * 3 and result.figures and "A1" in result.report
+
+
 def test_make_algorithm_passes_the_threshold_only_to_families():
     import jaxbai
 
@@ -203,7 +245,7 @@ def test_make_algorithm_passes_the_threshold_only_to_families():
 def test_plot_keeps_algorithms_the_registry_does_not_know():
     table = results.concat([_runs("adap_tt", "i", 1.0, 100.0), _runs("ttucb", "i", np.inf, 50.0)])
     table["algorithm"] = np.where(table["algorithm"] == "adap_tt", "elsewhere", "ttucb")
-    specs = plot.figure_specs(stats.summarize(table))
+    specs = drawing.figure_specs(stats.summarize(table))
     assert [(s.name, s.algorithms) for s in specs] == [("global", ("ttucb", "elsewhere"))]
 
 
@@ -258,14 +300,14 @@ def _runs(algorithm: str, instance: str, eps: float, mean: float, errors=0, cens
     }
 
 
-def _context(cells) -> report.Context:
+def _context(cells) -> markdown_report.Context:
     summary = stats.summarize(results.concat([_runs(*c) for c in cells]))
     switch = {("i", "local"): 1.0, ("i", "global"): 0.1}
-    return report.Context(summary, switch, np.full(len(summary["mean"]), 50.0))
+    return markdown_report.Context(summary, switch, np.full(len(summary["mean"]), 50.0))
 
 
 def _verdicts(ctx) -> dict[str, str]:
-    return {c.key: c.verdict for c in report.evaluate(ctx)}
+    return {c.key: c.verdict for c in markdown_report.evaluate(ctx)}
 
 
 def test_verdicts_on_results_that_match_the_paper():
@@ -302,7 +344,7 @@ def test_verdicts_on_results_that_contradict_the_paper():
 
 def test_censored_cells_are_never_evidence_in_comparisons():
     cells = [("adap_tt", "i", 0.01, 100.0), ("adap_tt_star", "i", 0.01, 500.0, 0, 10)]
-    claims = {c.key: c for c in report.evaluate(_context(cells))}
+    claims = {c.key: c for c in markdown_report.evaluate(_context(cells))}
     assert claims["G5"].verdict == "inconclusive"
     assert claims["L1"].verdict == "not applicable"  # no CTB-TT ran
     assert "no CTB-TT" in claims["L1"].evidence
@@ -315,13 +357,15 @@ def test_claims_are_evaluated_again_on_the_published_variants():
     for e in (1.0, 10.0):
         cells += [("adap_tt", "i", e, 3000.0), ("dp_se", "i", e, 1e4)]
         cells += [("adap_tt_published", "i", e, 1.5e4), ("dp_se_published", "i", e, 1e4)]
-    claims = {c.key: c for c in report.evaluate(_context(cells))}
+    claims = {c.key: c for c in markdown_report.evaluate(_context(cells))}
     assert claims["G6"].verdict == "holds" and claims["G6p"].verdict == "fails"
     assert claims["G1p"].verdict == "holds"  # 15 000 ≤ 4 × TTUCB (published) = 20 000
     assert "AdaP-TT (published code)" in claims["G6p"].statement
     assert "AdaP-TT*" not in claims["G6p"].statement
     assert not {"L1p", "L2p", "G2p", "G5p"} & set(claims)
-    without = {c.key for c in report.evaluate(_context(cells[:1] + cells[2::4] + cells[3::4]))}
+    without = {
+        c.key for c in markdown_report.evaluate(_context(cells[:1] + cells[2::4] + cells[3::4]))
+    }
     assert not any(key.endswith("p") for key in without)
 
 
@@ -333,7 +377,7 @@ def test_slope_claims_need_three_epsilons_per_panel():
 
     cells = [(alg, "i", e, 100.0 / e) for alg in ("adap_tt", "adap_tt_star") for e in (0.01, 0.03)]
     cells += [("ctb_tt", "i", 0.1, 1e5)]
-    claims = {c.key: c for c in report.evaluate(_context(cells))}
+    claims = {c.key: c for c in markdown_report.evaluate(_context(cells))}
     for key in ("L2", "G3", "G4"):
         assert claims[key].verdict == "inconclusive"
         assert claims[key].details == ()

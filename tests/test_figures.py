@@ -15,7 +15,8 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
 import jaxbai
-from experiments.analysis import plot, report, results, stats
+from experiments.analysis import drawing, markdown_report, results, stats
+from experiments.analysis.styles import COLOURS, PAPER_STYLES, fixed_style, styles
 from experiments.config.specs import AlgorithmSpec
 
 DOCS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "docs")
@@ -51,7 +52,7 @@ def _summary(*cells):
 
 
 def _spec(summary, name):
-    return next(s for s in plot.figure_specs(summary) if s.name == name)
+    return next(s for s in drawing.figure_specs(summary) if s.name == name)
 
 
 def test_intervals_on_a_log_axis_with_a_large_spread_stay_positive_and_finite():
@@ -60,16 +61,16 @@ def test_intervals_on_a_log_axis_with_a_large_spread_stay_positive_and_finite():
     summary = _summary(*[("adap_tt", e, spread) for e in (0.1, 1.0)], ("dp_se", 1.0, spread))
     row = 0
     assert summary["mean"][row] - 1.96 * summary["se"][row] < 0, "the case the test is about"
-    lo, hi = plot.mean_interval(summary["mean"], summary["se"])
+    lo, hi = drawing.mean_interval(summary["mean"], summary["se"])
     assert np.all((lo > 0) & (lo < summary["mean"]) & (summary["mean"] < hi) & np.isfinite(hi))
-    lo, hi = plot.mean_interval(np.array([100.0, 100.0, -1.0]), np.array([np.inf, np.nan, 1.0]))
+    lo, hi = drawing.mean_interval(np.array([100.0, 100.0, -1.0]), np.array([np.inf, np.nan, 1.0]))
     np.testing.assert_array_equal(lo[:2], [100.0, 100.0])  # se not finite: the mean itself
     np.testing.assert_array_equal(hi[:2], [100.0, 100.0])
     assert np.isnan(lo[2]) and np.isnan(hi[2])  # a mean that is not positive
     ax = Figure().subplots()
     ax.set_yscale("log")
     for algorithm in ("adap_tt", "dp_se"):
-        plot.draw_algorithm(ax, summary, algorithm, "i", 0.01)
+        drawing.draw_algorithm(ax, summary, algorithm, "i", 0.01)
     bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
     assert bands, "the interval is drawn as a band"
     for band in bands:
@@ -93,7 +94,7 @@ def _artist_labels(fig) -> set[str]:
 )
 def test_a_rounds_figure_lists_only_the_bounds_it_draws(algorithm, rounds, bounds):
     summary = _summary(*[(algorithm, e, (1000, 1100), rounds) for e in (0.1, 1.0)])
-    fig = plot.draw_figure(summary, _spec(summary, "rounds_global"))
+    fig = drawing.draw_figure(summary, _spec(summary, "rounds_global"))
     labels = _legend_labels(fig)
     listed = {m for m in ("per-arm", "global") if any(f"({m} episodes)" in t for t in labels)}
     assert listed == bounds
@@ -104,8 +105,8 @@ def test_a_rounds_figure_lists_only_the_bounds_it_draws(algorithm, rounds, bound
 def test_every_legend_entry_of_a_tau_figure_is_a_drawn_artist():
     cells = [("ttucb", 1.0), *[(a, e) for a in ("adap_tt", "adap_tt_star") for e in (0.1, 1.0)]]
     summary = _summary(*[(*c, (1000, 1100), -1, 0, 0.34) for c in cells])  # δ ≥ 1/3: no T*_ε
-    for spec in plot.figure_specs(summary):
-        fig = plot.draw_figure(summary, spec)
+    for spec in drawing.figure_specs(summary):
+        fig = drawing.draw_figure(summary, spec)
         drawn = _artist_labels(fig)
         assert set(_legend_labels(fig)) <= drawn, spec.name  # no proxy: nothing censored
 
@@ -117,20 +118,20 @@ def _achromatic(colour: str) -> bool:
 
 def test_user_labels_get_a_colour_and_a_marker_of_their_own():
     """A variant with options and an unregistered label: a colour and a marker no other curve
-    of the sweep has, never black or grey; the paper's algorithms keep the registry's."""
+    of the sweep has, never black or grey; the paper's algorithms keep their fixed ones."""
     labels = ["ttucb", "adap_tt", "adap_tt_star", "dp_se", "b03", "b07", "plugin_alg"]
     specs = {f"b0{k}": AlgorithmSpec(f"b0{k}", "adap_tt", (("beta", k / 10),)) for k in (3, 7)}
-    styles = plot.styles(labels, specs)
+    drawn = styles(labels, specs)
     for name in labels[:4]:
-        assert styles[name] == jaxbai.ALGORITHMS[name].style
-    assert len({s.color for s in styles.values()}) == len(labels)
-    assert len({s.marker for s in styles.values()}) == len(labels)
-    assert not any(_achromatic(styles[a].color) for a in labels[4:])
+        assert drawn[name] == PAPER_STYLES[name]
+    assert len({s.color for s in drawn.values()}) == len(labels)
+    assert len({s.marker for s in drawn.values()}) == len(labels)
+    assert not any(_achromatic(drawn[a].color) for a in labels[4:])
 
 
 @pytest.fixture
 def plugin_algorithm():
-    """A plugin algorithm registered without a style (unregistered afterwards)."""
+    """A plugin algorithm (unregistered afterwards)."""
     name = "plugin_figure_alg"
     jaxbai.register(name, lambda **o: dataclasses.replace(jaxbai.adap_tt(**o), name=name))
     try:
@@ -139,34 +140,60 @@ def plugin_algorithm():
         jaxbai.unregister(name)
 
 
-def test_a_plugin_registered_without_a_style_is_never_black_or_grey(plugin_algorithm):
-    """Black and grey are TTUCB's and the reference curves': a registration without a style
-    takes a chromatic one, and the figures keep it."""
-    styles = plot.styles([plugin_algorithm], {})
-    assert not _achromatic(styles[plugin_algorithm].color)
-    assert styles[plugin_algorithm] == jaxbai.ALGORITHMS[plugin_algorithm].style
-    assert not any(_achromatic(s.color) for s in jaxbai.registry.PALETTE)
+def test_a_plugin_is_drawn_by_the_rule_of_every_other_label(plugin_algorithm):
+    """Black and grey are TTUCB's and the reference curves': a plugin's algorithm takes a
+    chromatic colour and a marker no curve of the figure has and none of jaxbai's algorithms
+    has, the same as an unregistered label in its place."""
+    drawn = styles(["ttucb", "adap_tt", plugin_algorithm], {})
+    assert fixed_style(plugin_algorithm) is None
+    unregistered = styles(["ttucb", "adap_tt", "other"], {})
+    assert drawn[plugin_algorithm] == unregistered["other"]
+    own = drawn[plugin_algorithm]
+    assert own.color not in {s.color for s in PAPER_STYLES.values()}
+    assert own.marker not in {s.marker for s in PAPER_STYLES.values()}
+    assert not any(_achromatic(c) for c in COLOURS)
+
+
+def test_a_plugins_published_code_variant_is_drawn_as_its_paper_algorithm_dashed():
+    name = "adap_tt_published_copy"
+    factory = jaxbai.ALGORITHMS["adap_tt_published"].factory
+    jaxbai.register(
+        name, lambda: dataclasses.replace(factory(), name=name), name, published_code_of="adap_tt"
+    )
+    try:
+        drawn = styles(["adap_tt", name], {})
+        assert drawn[name] == PAPER_STYLES["adap_tt"]._replace(linestyle="--")
+    finally:
+        jaxbai.unregister(name)
 
 
 def test_more_labels_than_colours_and_markers_still_get_styles():
     """Past the free colours and markers (a narrowed-algorithms sweep draws 20 and more) the
     styles repeat cyclically; they used to index past the markers (IndexError)."""
     labels = [f"user_{k}" for k in range(60)]
-    styles = plot.styles(labels, {})
-    assert len(styles) == 60 and len({(s.color, s.marker) for s in styles.values()}) >= 15
+    drawn = styles(labels, {})
+    assert len(drawn) == 60 and len({(s.color, s.marker) for s in drawn.values()}) >= 15
 
 
 def test_the_built_in_entries_share_no_colour_and_no_marker():
-    own = [e.style for e in jaxbai.ALGORITHMS.values() if not e.published_code_of]
+    """Every one of jaxbai's algorithms has a fixed style (a published-code variant its paper
+    algorithm's, dashed), and no two of the paper's share a colour or a marker."""
+    built_in = jaxbai.registry.BUILT_IN_NAMES
+    papers = {n for n in built_in if not jaxbai.ALGORITHMS[n].published_code_of}
+    assert set(PAPER_STYLES) == papers
+    own = list(PAPER_STYLES.values())
     assert len({s.color for s in own}) == len(own) and len({s.marker for s in own}) == len(own)
+    for name in built_in - papers:
+        paper = jaxbai.ALGORITHMS[name].published_code_of
+        assert fixed_style(name) == PAPER_STYLES[paper]._replace(linestyle="--"), name
 
 
 def test_pngs_are_saved_at_200_dpi_beside_the_pdfs(tmp_path):
     from PIL import Image
 
     summary = _summary(*[("adap_tt", e, (1000, 1100), 40) for e in (0.1, 1.0)])
-    figure = plot.draw_figure(summary, _spec(summary, "rounds_global"))  # no theory to solve
-    paths = plot.save_figures({"tau": figure}, str(tmp_path))
+    figure = drawing.draw_figure(summary, _spec(summary, "rounds_global"))  # no theory to solve
+    paths = drawing.save_figures({"tau": figure}, str(tmp_path))
     assert sorted(os.path.basename(p) for p in paths) == ["tau.pdf", "tau.png"]
     with Image.open(tmp_path / "tau.png") as image:
         assert image.info["dpi"][0] == pytest.approx(200, abs=0.5)
@@ -175,8 +202,8 @@ def test_pngs_are_saved_at_200_dpi_beside_the_pdfs(tmp_path):
 def _report(*cells, where: str | None = None) -> str:
     summary = _summary(*cells)
     switch = {("i", "local"): 1.0, ("i", "global"): 0.1}
-    ctx = report.Context(summary, switch, np.full(len(summary["mean"]), 50.0))
-    return report.render(report.evaluate(ctx), ctx, "runs.csv", where=where)
+    ctx = markdown_report.Context(summary, switch, np.full(len(summary["mean"]), 50.0))
+    return markdown_report.render(markdown_report.evaluate(ctx), ctx, "runs.csv", where=where)
 
 
 def test_a_global_only_sweep_lists_the_local_claims_once_as_not_applicable():

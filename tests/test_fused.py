@@ -3,7 +3,7 @@
 On this CPU the kernel runs in Pallas' interpret mode, the same kernel body executed by XLA:
 its results must equal the XLA lane program's, job for job. Its GPU form is checked by
 lowering it for CUDA with the Triton backend (no GPU needed), and the registry's coverage
-declaration (`AlgorithmEntry.fused_refusal`) by that lowering too.
+declaration (`jaxbai.engine.fused_refusal`) by that lowering too.
 """
 
 from __future__ import annotations
@@ -111,14 +111,14 @@ def lowers_for_cuda(alg: jaxbai.Algorithm, jobs: engine.Jobs, num_arms: int) -> 
 def test_registry_coverage_is_what_lowers_for_cuda(name: str) -> None:
     """What the fused kernel accepts for a GPU lowers for CUDA (Triton), the arms padded to a
     power of two where K is not one (3 → 4, 5 → 8, 13 → 16); what the registry refuses
-    (`AlgorithmEntry.fused_refusal`, at K = 4) does not lower, so no refusal is stale."""
+    (`jaxbai.engine.fused_refusal`, at K = 4) does not lower, so no refusal is stale."""
     alg = per_sample(name)
     for num_arms in ARMS:
         jobs = engine.grid_jobs(instance(num_arms), [1.0], 0.01, 16)
         fused = prepare._fused_grid(alg, jobs, np.arange(16), "gpu", 16)
         if not isinstance(fused, str):
             assert lowers_for_cuda(*fused), f"{name} at K = {num_arms} does not lower"
-    refusal = jaxbai.ALGORITHMS[name].fused_refusal
+    refusal = engine.fused_refusal(jaxbai.ALGORITHMS[name]())
     if refusal is not None:
         jobs = engine.grid_jobs(instance(4), [1.0], 0.01, 16)
         assert not lowers_for_cuda(alg, jobs, 4), f"{name} lowers, yet is refused: {refusal}"

@@ -164,6 +164,36 @@ def test_the_layers_are_the_contributor_pages():
     assert against(import_graph(known), table) == []
 
 
+def layer_diagram(graph: dict[str, set[str]], page: str) -> str:
+    """The Mermaid flowchart of docs/contributing.md: one node per layer of ``page``'s table,
+    bottom to top, and an arrow from a layer to each other layer one of its modules imports."""
+    table = layers(page)
+    names = dict(re.findall(r"^\| (\d+) ([^|]*?) \|", page, re.M))
+    edges = sorted(
+        {
+            (layer_of(module, table), layer_of(target, table))
+            for module, targets in graph.items()
+            for target in targets
+        }
+    )
+    lines = ["flowchart BT"]
+    lines += [
+        f'    L{n}["{n} {name}"]' for n, name in sorted(names.items(), key=lambda x: int(x[0]))
+    ]
+    lines += [f"    L{a} --> L{b}" for a, b in edges if a != b]
+    return "\n".join(lines)
+
+
+def test_the_contributor_pages_picture_is_the_import_graph():
+    """The picture of docs/contributing.md is drawn from the imports as they are
+    (`layer_diagram`; print it with ``python tests/test_import_graph.py``)."""
+    page = CONTRIBUTING.read_text(encoding="utf-8")
+    drawn = re.search(r"```mermaid\n(.*?)\n```", page, re.S)
+    assert drawn is not None, "docs/contributing.md has no mermaid picture"
+    graph = import_graph(modules(ROOT, ("jaxbai", "experiments")))
+    assert drawn.group(1) == layer_diagram(graph, page)
+
+
 def test_an_import_from_above_is_found(tmp_path):
     """A function-level import of a higher layer is against the layers; of a lower one or the
     same, not."""
@@ -176,3 +206,8 @@ def test_an_import_from_above_is_found(tmp_path):
     table = layers("| 1 low | `pkg.low` | x |\n| 2 high | `pkg.high`, `pkg` | y |\n")
     graph = import_graph(modules(tmp_path, ("pkg",)))
     assert against(graph, table) == [("pkg.low.b", "pkg.high")]
+
+
+if __name__ == "__main__":  # the picture of docs/contributing.md, from the imports as they are
+    found = import_graph(modules(ROOT, ("jaxbai", "experiments")))
+    print(layer_diagram(found, CONTRIBUTING.read_text(encoding="utf-8")))

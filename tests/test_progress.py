@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import jaxbai
-from experiments.sweep import distributed, engine_runs, resolve
+from experiments.sweep import SweepGrids, distributed, engine_runs, resolve
 from jaxbai.engine.progress import Measured, Progress, eta_seconds, expected_samples, grid_eta
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -135,10 +135,11 @@ def test_a_resumed_sweep_says_how_many_cells_its_checkpoints_restore(tmp_path):
     (tmp_path / "checkpoints").mkdir()
     done = np.array([True] * 5 + [True, False, False, True, False])  # cell 1 whole, cell 2 not
     np.savez(tmp_path / "checkpoints" / "ttucb.npz", done=done)
-    note = engine_runs.restored_note(config)
+    grids = SweepGrids.of(config).with_checkpoints()
+    note = engine_runs.restored_note(grids)
     assert note.startswith("resume: restored 1 of 2 cells (7 of 10 runs) from ")
     (tmp_path / "checkpoints" / "ttucb.npz").unlink()
-    assert "restored 0 of 2 cells (0 of 10 runs)" in engine_runs.restored_note(config)
+    assert "restored 0 of 2 cells (0 of 10 runs)" in engine_runs.restored_note(grids)
 
 
 def test_the_resume_command_repeats_the_arguments_without_overwrite():

@@ -14,7 +14,8 @@ import pytest
 
 import jaxbai
 from experiments import sweep
-from experiments.analysis import plot
+from experiments.analysis import drawing
+from experiments.analysis.styles import PAPER_STYLES, styles
 from experiments.config import specs
 from jaxbai import theory
 from jaxbai.engine._checkpoint import grid_fingerprint
@@ -55,8 +56,8 @@ def test_a_registered_variant_gets_its_own_bound_target_and_style(user_variants)
     _, want_omega = theory.t_star(MU, "kl_gaussian", beta=0.3, sigma=0.5)
     np.testing.assert_allclose(omega, np.stack([want_omega] * 2), rtol=1e-6)
     assert omega[0, 0] == pytest.approx(0.3)  # ω*_{a*} = β
-    styles = [e.style for n, e in jaxbai.ALGORITHMS.items() if not e.published_code_of]
-    assert len(set(styles)) == len(styles), "every entry has a style of its own"
+    drawn = styles(["adap_tt", "adap_tt_b03"], {})
+    assert drawn["adap_tt_b03"] != drawn["adap_tt"], "drawn in a style of its own"
 
 
 def test_privacy_is_that_of_the_options_it_runs_with(user_variants):
@@ -128,21 +129,14 @@ def test_the_guarantee_is_metadata():
     assert grid_fingerprint(bare, jobs, 0, 100) == grid_fingerprint(adap_tt, jobs, 0, 100)
 
 
-def test_published_variants_are_drawn_as_their_paper_algorithm_dashed():
-    for name, entry in jaxbai.ALGORITHMS.items():
-        if entry.published_code_of:
-            paper = jaxbai.ALGORITHMS[entry.published_code_of].style
-            assert entry.style == paper._replace(linestyle="--"), name
-
-
 def test_labels_with_options_get_styles_of_their_own():
     b03 = specs.AlgorithmSpec("b03", "adap_tt", (("beta", 0.3),))
     b07 = specs.AlgorithmSpec("b07", "adap_tt", (("beta", 0.7),))
-    styles = plot.styles(["adap_tt", "b03", "b07", "elsewhere"], {"b03": b03, "b07": b07})
-    assert styles["adap_tt"] == jaxbai.ALGORITHMS["adap_tt"].style
-    entries = {(e.style.color, e.style.marker) for e in jaxbai.ALGORITHMS.values()}
-    others = [(styles[a].color, styles[a].marker) for a in ("b03", "b07", "elsewhere")]
-    assert len(set(others)) == 3 and not set(others) & entries
+    drawn = styles(["adap_tt", "b03", "b07", "elsewhere"], {"b03": b03, "b07": b07})
+    assert drawn["adap_tt"] == PAPER_STYLES["adap_tt"]
+    fixed = {(s.color, s.marker) for s in PAPER_STYLES.values()}
+    others = [(drawn[a].color, drawn[a].marker) for a in ("b03", "b07", "elsewhere")]
+    assert len(set(others)) == 3 and not set(others) & fixed
 
 
 @pytest.mark.integration
@@ -169,5 +163,5 @@ def test_a_sweep_reports_each_variant_with_its_own_facts(user_variants):
     _, want = theory.t_star(MU, "kl_gaussian", beta=0.3, sigma=0.5)
     np.testing.assert_allclose(omega, want, rtol=1e-5)
     summary = {column: result.cells[column].to_numpy() for column in result.cells.columns}
-    labels = plot.Labels.of(summary, result.config)
+    labels = drawing.Labels.of(summary, result.config)
     assert labels.styles["adap_tt_b03"] != labels.styles["sw_global"]

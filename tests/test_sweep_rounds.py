@@ -10,7 +10,7 @@ import pytest
 
 import jaxbai
 from experiments import config
-from experiments.analysis import plot, report, results, rounds, stats
+from experiments.analysis import drawing, markdown_report, results, rounds, stats
 from experiments.analysis.stats import Z95
 from experiments.config import grids
 
@@ -90,8 +90,8 @@ def _claim(*cells_of) -> str:
     summary = stats.summarize(results.concat(list(cells_of)))
     switch = {("i", "local"): np.nan, ("i", "global"): np.nan}
     modes = rounds.episode_modes(summary["algorithm"])
-    ctx = report.Context(summary, switch, np.full(len(summary["mean"]), np.nan), modes)
-    return {c.key: c for c in report.evaluate(ctx)}["R1"]
+    ctx = markdown_report.Context(summary, switch, np.full(len(summary["mean"]), np.nan), modes)
+    return {c.key: c for c in markdown_report.evaluate(ctx)}["R1"]
 
 
 def test_rounds_claim_verdicts():
@@ -111,12 +111,14 @@ def test_rounds_table_lists_every_cell_with_rounds():
     summary = stats.summarize(
         results.concat([_runs("adap_tt"), _runs("dp_se", c=(3,)), _runs("ttucb", c=(-1,))])
     )
-    ctx = report.Context(summary, {}, np.full(3, np.nan), rounds.episode_modes(["adap_tt"]))
-    rows = [line for line in report.rounds_table(ctx) if line.startswith("| adap_tt ")]
+    ctx = markdown_report.Context(
+        summary, {}, np.full(3, np.nan), rounds.episode_modes(["adap_tt"])
+    )
+    rows = [line for line in markdown_report.rounds_table(ctx) if line.startswith("| adap_tt ")]
     assert rows and "| 50 | 10 | K log₂ E[τ] | 0.84 [" in rows[0]
     assert any(line.startswith("| dp_se ") and line.endswith("| — | — |") for line in
-               report.rounds_table(ctx))  # fmt: skip
-    assert not any(line.startswith("| ttucb ") for line in report.rounds_table(ctx))
+               markdown_report.rounds_table(ctx))  # fmt: skip
+    assert not any(line.startswith("| ttucb ") for line in markdown_report.rounds_table(ctx))
 
 
 def test_rounds_figures_exclude_fully_sequential_algorithms_and_draw_the_bounds():
@@ -126,12 +128,12 @@ def test_rounds_figures_exclude_fully_sequential_algorithms_and_draw_the_bounds(
     cells += [_runs(a, delta=d, c=c) for a, c in (("ttucb", (-1,)), ("ttucb_dpa", (30,)))
               for d in (0.1, 0.01)]  # fmt: skip
     summary = stats.summarize(results.concat(cells))
-    specs = {(s.name, s.delta): s.algorithms for s in plot.figure_specs(summary)}
+    specs = {(s.name, s.delta): s.algorithms for s in drawing.figure_specs(summary)}
     assert specs[("rounds_global", 0.01)] == ("adap_tt", "dp_se", "adap_tt_global")
     assert specs[("rounds_global", 0.1)] == ("adap_tt", "adap_tt_global")
     assert specs[("rounds_nonprivate", None)] == ("ttucb_dpa",)
     assert ("nonprivate", None) not in specs  # private algorithms ran: ε figures instead
-    fig = plot.draw_figure(summary, plot.FigureSpec("rounds_global", "global",
+    fig = drawing.draw_figure(summary, drawing.FigureSpec("rounds_global", "global",
                            specs[("rounds_global", 0.01)], "log", 0.01, True))  # fmt: skip
     bounds = {
         line.get_linestyle(): set(line.get_ydata())

@@ -10,7 +10,7 @@ fitted on ε ≤ ε_s/2 where the ε-dependent term of the bound dominates. Cell
 never count as evidence for or against a comparison (their mean is only a lower bound).
 Nothing here tunes an algorithm: the verdict is what the data say. Algorithms appear in the
 statements under their display names in the registry (`jaxbai.ALGORITHMS`). Rendering the
-claims as a Markdown report is `experiments.analysis.report`.
+claims as a Markdown report is `experiments.analysis.markdown_report`.
 
 Where a sweep holds the published code's variants (registry entries with
 `jaxbai.registry.AlgorithmEntry.published_code_of`), the claims of Section 5 are evaluated a
@@ -54,13 +54,14 @@ if TYPE_CHECKING:
     import numpy as np
 
     from experiments.config import SweepConfig
+    from jaxbai.base import Algorithm
 
 __all__ = [
     "LOW_PRIVACY_FACTOR",
     "SLOPE_FACTOR",
     "bound_cells",
+    "claims_context",
     "common_claims",
-    "context_from_runs",
     "dp_tt_claims",
     "error_cells",
     "evaluate",
@@ -445,11 +446,13 @@ def evaluate(ctx: Context) -> list[Claim]:
     return paper + published_claims(ctx) + common
 
 
-def context_from_runs(table: Table, config: SweepConfig | None = None) -> Context:
-    """Summarise a run table and compute its theory (regime switches, lower bounds) and the
-    episode modes of its algorithms; instance families and algorithm options come from
-    ``config`` (the sweep's configuration) where given, else Bernoulli and the registry."""
-    summary = stats.summarize(table)
+def claims_context(
+    summary: Table, config: SweepConfig | None, algorithms: Mapping[str, Algorithm]
+) -> Context:
+    """The theory of a summary (regime switches, lower bounds) and the episode modes of its
+    algorithms; instance families and algorithm options come from ``config`` (the sweep's
+    configuration) where given, else Bernoulli and the registry; ``algorithms``: label → the
+    algorithm as the sweep ran it (`experiments.analysis.stats.algorithms_of`)."""
     instances = {i.name: i for i in config.instances} if config is not None else {}
     means_of = dict(zip(summary["instance"], summary["means"], strict=True))
     families = {name: overlay.instance_family(name, instances)[0] for name in means_of}
@@ -458,24 +461,23 @@ def context_from_runs(table: Table, config: SweepConfig | None = None) -> Contex
         for name, means in means_of.items()
         for privacy in ("local", "global")
     }
-    episodes = rounds.episode_modes(results.unique(summary["algorithm"]), config)
+    episodes = rounds.episode_modes(results.unique(summary["algorithm"]), config, algorithms)
     lower = overlay.cell_lower_bounds(summary, instances)
     dp_lower = overlay.cell_dp_lower_bounds(summary, instances)
-    asymptotic = _asymptotic_bounds(summary, config, families)
+    asymptotic = _asymptotic_bounds(summary, algorithms, families)
     return Context(
         summary, switch, lower, episodes, families, asymptotic=asymptotic, dp_lower_bound=dp_lower
     )
 
 
 def _asymptotic_bounds(
-    summary: Table, config: SweepConfig | None, families: Mapping[str, str]
+    summary: Table, algorithms: Mapping[str, Algorithm], families: Mapping[str, str]
 ) -> dict[int, float]:
     """`experiments.analysis.stats.asymptotic_bound` of every summary row of a sweep with several δ
     (the only claim that reads it), Bernoulli instances only; algorithms as the sweep ran
     them, else their registry entries."""
     if len(set(summary["delta"].tolist())) < 3:
         return {}
-    algorithms = stats.algorithms_of(config)
     known = registry()
     out = {}
     columns = ("algorithm", "instance", "means", "epsilon")

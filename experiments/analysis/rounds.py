@@ -18,7 +18,7 @@ Examples:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -52,14 +52,23 @@ def episode_mode(alg: Algorithm) -> str | None:
     return alg.episodes if isinstance(alg, Episodic) else None
 
 
-def episode_modes(labels: Iterable[str], config: SweepConfig | None = None) -> dict:
-    """The episode mode of every algorithm label: built from the configuration's spec if it
-    has one, else from the registry entry of that name (None when neither knows it)."""
+def episode_modes(
+    labels: Iterable[str],
+    config: SweepConfig | None = None,
+    algorithms: Mapping[str, Algorithm] | None = None,
+) -> dict:
+    """The episode mode of every algorithm label: that of ``algorithms[label]`` (the algorithm
+    as the sweep ran it) where given, else built from the configuration's spec if it has one,
+    else from the registry entry of that name (None when none knows it)."""
     entries = registry()
+    ran = algorithms or {}
     own = {a.label: a for a in config.algorithms} if config is not None else {}
     threshold = config.threshold if config is not None else "heuristic"
     modes = {}
     for label in labels:
+        if label in ran:
+            modes[label] = episode_mode(ran[label])
+            continue
         spec = own.get(label, AlgorithmSpec(label, label))
         known = spec.algorithm in entries
         modes[label] = episode_mode(spec.build(threshold)) if known else None

@@ -1,17 +1,19 @@
-"""The τ (or rounds C) figures against ε or δ, a panel per instance (`experiments.analysis.plot`).
+"""The τ (or rounds C) figures against ε or δ, a panel per instance
+(`experiments.analysis.drawing`).
 
 `figure_specs` lists the figures a summary supports (`FigureSpec`: kind, trust model,
 algorithms, axis, δ); `draw_figure` draws one: per panel the theory of `draw_theory` and one
-curve per algorithm (`draw_algorithm`), in the legend names and styles of `Labels` and `styles`.
+curve per algorithm (`draw_algorithm`), in the legend names and styles of `Labels`
+(`experiments.analysis.styles`).
 What each figure shows, its theory overlay and its censored cells are described in
-`experiments.analysis.plot`, which draws and saves every figure.
+`experiments.analysis.drawing`, which draws and saves every figure.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import matplotlib.ticker
 import numpy as np
@@ -21,9 +23,12 @@ from matplotlib.lines import Line2D
 from experiments.analysis import overlay, results, rounds
 from experiments.analysis.results import Table
 from experiments.analysis.stats import Z95
+from experiments.analysis.styles import Style, styles
 from experiments.config import SweepConfig
-from experiments.config.specs import AlgorithmSpec, display_name, registry
-from jaxbai.registry import Style
+from experiments.config.specs import display_name, registry
+
+if TYPE_CHECKING:
+    from jaxbai.base import Algorithm
 
 __all__ = [
     "FigureSpec",
@@ -32,7 +37,6 @@ __all__ = [
     "draw_figure",
     "draw_theory",
     "figure_specs",
-    "styles",
 ]
 
 _BOUND_STYLE = {"per_arm": "--", "global": ":"}
@@ -68,91 +72,27 @@ class Labels(NamedTuple):
     instances: dict
     """`experiments.config.specs.InstanceSpec` of every instance name that has one."""
     styles: dict[str, Style]
-    """Colour, marker and line style of every algorithm label (`styles`)."""
+    """Colour, marker and line style of every algorithm label
+    (`experiments.analysis.styles.styles`)."""
     threshold: str = "heuristic"
     """The sweep's stopping-threshold family (its practical bound is drawn)."""
 
     @classmethod
-    def of(cls, summary: Table, sweep_config: SweepConfig | None) -> Labels:
+    def of(
+        cls,
+        summary: Table,
+        sweep_config: SweepConfig | None,
+        algorithms: Mapping[str, Algorithm] | None = None,
+    ) -> Labels:
         """Names, episode modes, instances and styles for ``summary``'s algorithms and
-        instances."""
+        instances (``algorithms``: `experiments.analysis.rounds.episode_modes`')."""
         labels = results.unique(summary["algorithm"])
         own = {a.label: a for a in sweep_config.algorithms} if sweep_config else {}
         names = {a: own[a].display_name() if a in own else display_name(a) for a in labels}
         instances = {i.name: i for i in sweep_config.instances} if sweep_config else {}
         threshold = sweep_config.threshold if sweep_config else "heuristic"
-        episodes = rounds.episode_modes(labels, sweep_config)
+        episodes = rounds.episode_modes(labels, sweep_config, algorithms)
         return cls(names, episodes, instances, styles(labels, own), threshold)
-
-
-OWN_COLOURS = (
-    "tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
-    "tab:olive", "tab:cyan", "navy", "magenta", "teal", "goldenrod", "lime", "sienna",
-    "indigo", "deeppink", "chocolate", "steelblue", "olivedrab",
-)  # fmt: skip
-"""Colours a label without a registry style of its own may take (never an achromatic one:
-black and grey are the reference curves', bands' and patches')."""
-
-OWN_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*", "<", ">", "h", "p", "d", "H", "8")
-"""Markers a label without a registry style of its own may take."""
-
-
-def _first(candidates: Sequence[str], taken: set[str], reserved: set[str], k: int) -> str:
-    """The first candidate neither taken nor reserved, else the first not taken, else the
-    ``k``-th (cyclically)."""
-    free = [c for c in candidates if c not in taken]
-    return next(
-        (c for c in free if c not in reserved), free[0] if free else candidates[k % len(candidates)]
-    )
-
-
-def _own_style(taken: Sequence[Style]) -> Style:
-    """A colour of `OWN_COLOURS` and a marker of `OWN_MARKERS` that none of ``taken`` has,
-    preferably ones no registry entry has either (so it is not mistaken for a paper
-    algorithm's)."""
-    reserved = [e.style for e in registry().values()]
-    colour = _first(OWN_COLOURS, {s.color for s in taken}, {s.color for s in reserved}, len(taken))
-    marker = _first(
-        OWN_MARKERS, {s.marker for s in taken}, {s.marker for s in reserved}, len(taken)
-    )
-    return Style(colour, marker)
-
-
-def _related(a: str, b: str) -> bool:
-    """Is one of two registry names the published-code variant of the other (drawn in its
-    colour and marker, dashed)?"""
-    entries = registry()
-    return a in (entries[b].published_code_of, b) or b == entries[a].published_code_of
-
-
-def styles(labels: Sequence[str], specs: Mapping[str, AlgorithmSpec]) -> dict[str, Style]:
-    """The style of every algorithm label of a summary: a registry name run with no options has
-    its entry's (`jaxbai.registry.AlgorithmEntry.style`), in registry order, unless an earlier
-    one has its colour or marker (a published-code variant shares its paper algorithm's); any
-    other label (a variant with options, an unregistered name, such a clash) gets a colour and
-    a marker that no other label has (`OWN_COLOURS`, `OWN_MARKERS`), never black or grey.
-
-    Examples:
-        >>> from experiments.config.specs import AlgorithmSpec
-        >>> b03 = AlgorithmSpec("b03", "adap_tt", (("beta", 0.3),))
-        >>> s = styles(["adap_tt", "b03"], {"b03": b03})
-        >>> s["adap_tt"].color, s["b03"].color != "tab:orange", s["b03"].marker != "o"
-        ('tab:orange', True, True)
-    """
-    entries = registry()
-    out: dict[str, Style] = {}
-    for label in (name for name in entries if name in labels):
-        spec, style = specs.get(label), entries[label].style
-        clash = any(
-            (s.color == style.color or s.marker == style.marker) and not _related(label, other)
-            for other, s in out.items()
-        )
-        if not clash and (spec is None or not spec.options):
-            out[label] = style
-    for label in labels:
-        if label not in out:
-            out[label] = _own_style([*out.values()])
-    return {label: out[label] for label in labels}
 
 
 def _privacy(summary: Table) -> dict[str, str]:

@@ -169,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     import jax
 
     import jaxbai
+    from jaxbai import engine
 
     quick = args.preset == "quick"
     lanes = (128, 1024) if quick else LAUNCH_LANES
@@ -182,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     measurements["tail: 64 runs of CTB-TT, ε = 0.1, mu1"] = {
         k: tail_rate(k, args.device, seconds) for k in ("xla", "fused")
     }
-    covered = [n for n, e in jaxbai.ALGORITHMS.items() if e.fused_refusal is None]
+    covered = [n for n, e in jaxbai.ALGORITHMS.items() if engine.fused_refusal(e()) is None]
     report = {
         "devices": [str(d) for d in jax.devices()],
         "measurements": measurements,

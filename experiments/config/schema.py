@@ -60,7 +60,7 @@ FIGURE_KINDS = (
     "allocations",
     "log_delta",
 )
-"""Figures `experiments.analysis.plot` can draw (``[plot] figures`` selects among them;
+"""Figures `experiments.analysis.drawing` can draw (``[plot] figures`` selects among them;
 ``allocations``
 is one PNG per instance of the empirical proportions against ω*; ``log_delta``, τ against
 log(1/δ) with both bounds, for curves with at least 3 δ)."""
@@ -97,7 +97,7 @@ TOP_KEYS = (
 
 @dataclasses.dataclass(frozen=True)
 class PlotOptions:
-    """What `experiments.analysis.plot` draws.
+    """What `experiments.analysis.drawing` draws.
 
     Attributes:
         figures: figure kinds (`FIGURE_KINDS`) to draw; empty: every one the data support.
@@ -187,7 +187,10 @@ class SweepConfig:
             labels = self.algorithm_labels
             known = algorithm in labels
             algorithm = self.algorithm(algorithm) if known else AlgorithmSpec(algorithm, algorithm)
-        privacy = algorithm.build(self.threshold).info.privacy
+        return self.epsilons_of(algorithm.build(self.threshold).info.privacy)
+
+    def epsilons_of(self, privacy: str) -> tuple[float, ...]:
+        """The ε grid of a trust model (``"local"``, ``"global"``; ``(inf,)`` for ``"none"``)."""
         if privacy == "none":
             return (math.inf,)
         return self.local_epsilons if privacy == "local" else self.global_epsilons

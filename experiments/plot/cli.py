@@ -1,7 +1,7 @@
 """The figures' command line, ``python -m experiments.plot RESULTS.csv [--out DIR]``.
 
 Redraws every figure of a sweep from its per-run CSV (and the ``sweep.json`` next to it, for
-the instances, algorithm options and plot options); the drawing is `experiments.analysis.plot`.
+the instances, algorithm options and plot options); the drawing is `experiments.analysis.drawing`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from experiments import config
-from experiments.analysis import plot, results, stats
+from experiments.analysis import drawing, results, stats
 
 __all__ = ["DESCRIPTION", "main"]
 
@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = stats.summarize(table, targets)
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.csv)), "figures")
     try:
-        written = plot.draw_all(summary, out, sweep_config)
+        written = drawing.draw_all(summary, out, sweep_config)
     except (ValueError, OSError) as err:  # a linked or unwritable figure directory
         print(f"python -m experiments.plot: error: {err}", file=sys.stderr)
         return 2

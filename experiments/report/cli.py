@@ -1,7 +1,7 @@
 """The claims report's command line, ``python -m experiments.report RESULTS.csv [--out FILE]``.
 
-Writes the Markdown report of a sweep's per-run CSV (`experiments.analysis.report`: the claims
-of Section 5, rounds of adaptivity, allocations against ω*) and prints it.
+Writes the Markdown report of a sweep's per-run CSV (`experiments.analysis.markdown_report`: the
+claims of Section 5, rounds of adaptivity, allocations against ω*) and prints it.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import os
 from collections.abc import Sequence
 
 from experiments import config
-from experiments.analysis import report, results
+from experiments.analysis import markdown_report, results
 
 __all__ = ["DESCRIPTION", "main"]
 
@@ -28,7 +28,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = results.parse_csv_command("experiments.report", DESCRIPTION, out_help, argv)
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.csv)), "report.md")
     sweep_config, where = config.load_sidecar(args.csv), os.path.dirname(os.path.abspath(out))
-    text, _ = report.report_from_table(args.runs, sweep_config, os.path.basename(args.csv), where)
+    text, _ = markdown_report.report_from_table(
+        args.runs, sweep_config, os.path.basename(args.csv), where
+    )
     with results.replacing(out) as f:  # never through a link planted in a received folder
         f.write(text + "\n")
     print(text)

@@ -21,10 +21,10 @@ override the file's values. Output directory (``--out``, default ``results/<name
     sweep.json      the resolved configuration (``--config results/<name>/sweep.json`` reruns
                     it exactly), versions, JAX backend and devices, git commit, wall time,
                     samples/s
-    figures/        PNG and PDF (`experiments.analysis.plot`); ``allocations_<instance>.png``:
+    figures/        PNG and PDF (`experiments.analysis.drawing`); ``allocations_<instance>.png``:
                     empirical proportions against ω*
     report.md       claims of Section 5, rounds of adaptivity, allocations against ω*
-                    (`experiments.analysis.report`)
+                    (`experiments.analysis.markdown_report`)
     checkpoints/    engine checkpoints per algorithm (``--resume`` continues from them)
 
 Instances of different families or K run as separate engine grids whose rows are merged in
@@ -44,7 +44,9 @@ configuration, the figures and the claims. It writes the files above only when g
                         "global_epsilons": [1.0], "runs": 100})
     result.cells[["algorithm", "epsilon", "mean", "error_rate"]]
 
-The command line (`experiments.sweep.cli`) is a thin layer over `run`.
+A sweep builds its plan once (`SweepGrids`: instance groups, built algorithms, jobs) and hands
+it to the engine runs, the run table, the figures and the report. The command line
+(`experiments.sweep.cli`) is a thin layer over `run`.
 """
 
 from __future__ import annotations
@@ -58,11 +60,14 @@ from experiments.sweep.engine_runs import (
     run_table,
     unfinished,
 )
+from experiments.sweep.grids import GridPlan, SweepGrids
 from experiments.sweep.outputs import prepare_out, write_outputs
 from experiments.sweep.runner import Interrupted, SweepResult, resolve, run
 
 __all__ = [
+    "GridPlan",
     "Interrupted",
+    "SweepGrids",
     "SweepResult",
     "check_kernel",
     "engine_stats",

@@ -1,12 +1,12 @@
 """The engine runs of a sweep: one engine grid per algorithm and group of instances, and the
 per-run table of its results.
 
-`run_algorithm` runs one algorithm of a configuration on its ε grid, one engine grid per group
-of instances of the same family and K (`experiments.config.specs.instance_groups`), each with
-its checkpoint; `run_table` merges their rows back in the configuration's instance order (the
-columns of ``runs.csv``, `experiments.analysis.results.RUN_COLUMNS`); `engine_stats` sums
-their wall time and throughput. `check_kernel` refuses a fused-kernel grid before anything
-runs. `jaxbai` is imported when first needed.
+`run_algorithm` runs one algorithm of a sweep's plan (`experiments.sweep.grids.SweepGrids`) on
+its grids, one per group of instances of the same family and K, each with its checkpoint;
+`run_table` merges their rows back in the configuration's instance order (the columns of
+``runs.csv``, `experiments.analysis.results.RUN_COLUMNS`); `engine_stats` sums their wall time
+and throughput. `check_kernel` refuses a fused-kernel grid before anything runs. `jaxbai` is
+imported when first needed.
 
 Examples:
     >>> make_algorithm("dp_se", "theory").info.privacy
@@ -25,7 +25,8 @@ import numpy as np
 
 from experiments.analysis import results
 from experiments.config import SweepConfig
-from experiments.config.specs import AlgorithmSpec, InstanceSpec, instance_groups
+from experiments.config.specs import AlgorithmSpec, InstanceSpec
+from experiments.sweep.grids import SweepGrids
 from jaxbai.simulation import optional_ints
 
 if TYPE_CHECKING:  # at run time jaxbai is imported when first needed
@@ -41,7 +42,6 @@ __all__ = [
     "restored_note",
     "run_algorithm",
     "run_table",
-    "total_runs",
     "unfinished",
 ]
 
@@ -69,12 +69,16 @@ def reported_tau(alg: Algorithm, counts: np.ndarray) -> np.ndarray:
 
 
 def _instance_rows(
-    spec: AlgorithmSpec, sweep_config: SweepConfig, instance: InstanceSpec, res, rows: slice
+    spec: AlgorithmSpec,
+    alg: Algorithm,
+    sweep_config: SweepConfig,
+    instance: InstanceSpec,
+    res: GridResult,
+    rows: slice,
 ) -> results.Table:
     """The per-run rows of one instance's block of a grid result (order: ε, δ, run)."""
     jobs = res.jobs
     n = len(jobs.run[rows])
-    alg = spec.build(sweep_config.threshold)
     counts = np.asarray(res.counts[rows], np.int64)
     return {
         "algorithm": np.full(n, spec.label, dtype=object),
@@ -97,72 +101,53 @@ def _instance_rows(
     }
 
 
-def run_table(
-    spec: AlgorithmSpec, sweep_config: SweepConfig, grid_results: Sequence[GridResult]
-) -> results.Table:
-    """The per-run rows of one algorithm in the configuration's instance order (then ε, δ,
-    run), from its grid results (one per group of `instance_groups`).
+def run_table(grids: SweepGrids, label: str, grid_results: Sequence[GridResult]) -> results.Table:
+    """The per-run rows of the algorithm ``label`` in the configuration's instance order (then
+    ε, δ, run), from its grid results (one per grid of its plan).
 
     The ``threshold`` column is ``"n/a"`` for an algorithm without threshold families.
     """
+    config, alg = grids.config, grids.algorithms[label]
     blocks = {}
-    for group, res in zip(instance_groups(sweep_config.instances), grid_results, strict=True):
-        per_instance = len(res.jobs) // len(group)
-        for k, i in enumerate(group):
+    for plan, res in zip(grids.grids[label], grid_results, strict=True):
+        per_instance = len(res.jobs) // len(plan.group)
+        for k, i in enumerate(plan.group):
             rows = slice(k * per_instance, (k + 1) * per_instance)
-            blocks[i] = _instance_rows(spec, sweep_config, sweep_config.instances[i], res, rows)
-    return results.concat([blocks[i] for i in range(len(sweep_config.instances))])
-
-
-def _grid_name(sweep_config: SweepConfig, label: str, group: tuple[int, ...]) -> str:
-    """``<label>``; with several groups, ``<label>.<family>-K<K>``."""
-    if len(instance_groups(sweep_config.instances)) == 1:
-        return label
-    first = sweep_config.instances[group[0]]
-    return f"{label}.{first.family}-K{first.num_arms}"
-
-
-def _checkpoint(sweep_config: SweepConfig, label: str, group: tuple[int, ...]) -> str:
-    """``checkpoints/<label>.npz``; with several groups, one file per family and K."""
-    name = _grid_name(sweep_config, label, group)
-    return os.path.join(sweep_config.out, "checkpoints", f"{name}.npz")
+            blocks[i] = _instance_rows(plan.spec, alg, config, config.instances[i], res, rows)
+    return results.concat([blocks[i] for i in range(len(config.instances))])
 
 
 def run_algorithm(
-    spec: AlgorithmSpec,
-    sweep_config: SweepConfig,
+    grids: SweepGrids,
+    label: str,
     *,
-    checkpoints: bool = True,
     resume: bool = False,
     progress: bool | Progress = True,
     chunk_steps: int = 1 << 15,
     max_chunks: int | None = None,
 ) -> list[GridResult]:
-    """One engine grid per group of instances (same family and K), each with its checkpoint in
-    ``sweep_config.out`` if ``checkpoints``; stops after a group that did not finish
+    """Run the grids of the algorithm ``label`` of a sweep's plan, each with its checkpoint
+    (`experiments.sweep.grids.GridPlan.checkpoint`); stops after a grid that did not finish
     (``max_chunks``). ``resume``, ``chunk_steps`` and ``max_chunks`` are those of `run`;
     ``progress``: a bar per grid, or a `jaxbai.engine.Progress` bar that follows them all
-    (named by the algorithm's label, and the family and K where there are several groups)."""
+    (named by the grid's name)."""
     from jaxbai import engine
 
-    alg = spec.build(sweep_config.threshold)
-    eps = sweep_config.epsilons_for(spec)
+    config, alg = grids.config, grids.algorithms[label]
     grid_results = []
-    for group in instance_groups(sweep_config.instances):
-        instances = [sweep_config.instances[i].build() for i in group]
-        jobs = engine.grid_jobs(instances, eps, sweep_config.deltas, sweep_config.runs)
+    for plan in grids.grids[label]:
         if isinstance(progress, engine.Progress):
-            progress.name = _grid_name(sweep_config, spec.label, group)
+            progress.name = plan.name
         res = engine.run_grid(
             alg,
-            jobs,
-            seed=sweep_config.seed,
-            max_samples=sweep_config.max_samples,
-            draws=sweep_config.draws,
-            share_deltas=sweep_config.share_deltas,
-            kernel=sweep_config.kernel,
-            device=sweep_config.device,
-            checkpoint=_checkpoint(sweep_config, spec.label, group) if checkpoints else None,
+            plan.jobs,
+            seed=config.seed,
+            max_samples=config.max_samples,
+            draws=config.draws,
+            share_deltas=config.share_deltas,
+            kernel=config.kernel,
+            device=config.device,
+            checkpoint=plan.checkpoint,
             resume=resume,
             progress=progress,
             chunk_steps=chunk_steps,
@@ -174,58 +159,48 @@ def run_algorithm(
     return grid_results
 
 
-def total_runs(sweep_config: SweepConfig) -> int:
-    """The runs of every algorithm's grids (instances × its ε × δ × runs)."""
-    epsilons = sum(len(sweep_config.epsilons_for(spec)) for spec in sweep_config.algorithms)
-    return len(sweep_config.instances) * epsilons * len(sweep_config.deltas) * sweep_config.runs
-
-
-def restored_note(sweep_config: SweepConfig) -> str:
+def restored_note(grids: SweepGrids) -> str:
     """The line a resumed sweep prints: the cells (and runs) its checkpoints hold as finished
     (`jaxbai.engine.finished_jobs`; checked when each grid runs)."""
     from jaxbai import engine
 
+    config = grids.config
     runs, cells = 0, 0
-    for spec in sweep_config.algorithms:
-        for group in instance_groups(sweep_config.instances):
-            size = len(group) * len(sweep_config.epsilons_for(spec)) * len(sweep_config.deltas)
-            checkpoint = _checkpoint(sweep_config, spec.label, group)
-            done = engine.finished_jobs(checkpoint, size * sweep_config.runs)
+    for plans in grids.grids.values():
+        for plan in plans:
+            done = engine.finished_jobs(plan.checkpoint, len(plan.jobs))
             if done is not None:
                 runs += int(done.sum())
-                cells += int(done.reshape(size, sweep_config.runs).all(axis=1).sum())
-    total = total_runs(sweep_config)
-    where = os.path.join(sweep_config.out, "checkpoints")
+                cells += int(done.reshape(-1, config.runs).all(axis=1).sum())
+    total = grids.total_runs
+    where = os.path.join(config.out, "checkpoints")
     return (
-        f"resume: restored {cells} of {total // sweep_config.runs} cells ({runs} of {total} "
+        f"resume: restored {cells} of {total // config.runs} cells ({runs} of {total} "
         f"runs) from {where}"
     )
 
 
-def check_kernel(sweep_config: SweepConfig) -> None:
+def check_kernel(grids: SweepGrids) -> None:
     """With ``kernel = "fused"``, ValueError naming every algorithm and instance group the
     fused kernel would refuse (`jaxbai.engine.fused_unsupported`), before any of them runs."""
     from jaxbai import engine
 
-    if sweep_config.kernel != "fused":  # "auto" is "xla"
+    config = grids.config
+    if config.kernel != "fused":  # "auto" is "xla"
         return
-    platform = engine.select_devices(sweep_config.device)[0].platform
+    platform = engine.select_devices(config.device)[0].platform
     refused = []
-    for spec in sweep_config.algorithms:
-        alg = spec.build(sweep_config.threshold)
-        for group in instance_groups(sweep_config.instances):
-            instances = [sweep_config.instances[i].build() for i in group]
-            eps = sweep_config.epsilons_for(spec)[:1]
-            jobs = engine.grid_jobs(instances, eps, sweep_config.deltas, 1)
+    for label, plans in grids.grids.items():
+        for plan in plans:
             reason = engine.fused_unsupported(
-                alg,
-                jobs,
+                grids.algorithms[label],
+                plan.jobs,
                 platform=platform,
-                draws=sweep_config.draws,
-                share_deltas=sweep_config.share_deltas,
+                draws=config.draws,
+                share_deltas=config.share_deltas,
             )
             if reason is not None:
-                refused.append(f"{spec.label}: {reason}")
+                refused.append(f"{label}: {reason}")
     if refused:
         raise ValueError("kernel='fused' cannot run " + "; ".join(refused) + "; use kernel='xla'")
 

@@ -212,7 +212,7 @@ def write_outputs(
 ) -> dict[str, object]:
     """Write the runs, summary, figures, report and ``sweep.json`` into ``sweep_config.out``;
     returns the paths written, by kind."""
-    from experiments.analysis import plot, stats
+    from experiments.analysis import drawing, stats
 
     out = sweep_config.out
     paths: dict[str, object] = {
@@ -223,7 +223,7 @@ def write_outputs(
     }
     results.write_csv(table, paths["runs"], results.RUN_COLUMNS)
     results.write_csv(summary, paths["summary"], stats.SUMMARY_COLUMNS)
-    paths["figures"] = plot.save_figures(figures, os.path.join(out, "figures"), sweep_config)
+    paths["figures"] = drawing.save_figures(figures, os.path.join(out, "figures"), sweep_config)
     _remove_stale_figures(os.path.join(out, "figures"), paths["figures"])
     with results.replacing(paths["report"]) as f:
         f.write(text + "\n")

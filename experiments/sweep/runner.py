@@ -31,9 +31,9 @@ from experiments.sweep.engine_runs import (
     restored_note,
     run_algorithm,
     run_table,
-    total_runs,
     unfinished,
 )
+from experiments.sweep.grids import SweepGrids
 from experiments.sweep.outputs import (
     claim_out,
     holding_out,
@@ -158,7 +158,7 @@ def run(
             or a checkpoint written for another grid.
         Interrupted: ``max_chunks`` stopped an algorithm before its runs finished.
     """
-    from experiments.analysis import plot, report, stats
+    from experiments.analysis import drawing, markdown_report, stats
     from jaxbai import engine
 
     if resume and out is None:
@@ -170,7 +170,10 @@ def run(
         sweep_config = dataclasses.replace(sweep_config, out=os.fspath(out))
     if sweep_config.device is not None:
         engine.select_devices(sweep_config.device)
-    check_kernel(sweep_config)
+    grids = SweepGrids.of(sweep_config)
+    if out is not None:
+        grids = grids.with_checkpoints()
+    check_kernel(grids)
     writes = out is not None and distributed.is_writer()  # process 0 writes the results
     with contextlib.ExitStack() as held:
         if out is not None:
@@ -184,14 +187,13 @@ def run(
         started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         clock = time.perf_counter()
         tables, per_algorithm = [], {}
-        with engine.Progress(total_runs(sweep_config), enabled=progress) as bar:
+        with engine.Progress(grids.total_runs, enabled=progress) as bar:
             if resume:
-                bar.note(restored_note(sweep_config))
+                bar.note(restored_note(grids))
             for spec in sweep_config.algorithms:
                 grid_results = run_algorithm(
-                    spec,
-                    sweep_config,
-                    checkpoints=out is not None,
+                    grids,
+                    spec.label,
                     resume=resume,
                     progress=bar,
                     chunk_steps=chunk_steps,
@@ -199,18 +201,20 @@ def run(
                 )
                 if unfinished(grid_results[-1]):
                     raise Interrupted(f"interrupted during {spec.label}")
-                tables.append(run_table(spec, sweep_config, grid_results))
+                tables.append(run_table(grids, spec.label, grid_results))
                 per_algorithm[spec.label] = engine_stats(grid_results)
             bar.name = ""
             drawn = "figures and report" if figures else "report"
             bar.stage(f"writing {drawn}" if writes else f"drawing {drawn}", postfix="")
             table = results.concat(tables)
-            summary = stats.summarize(
-                table, stats.allocation_targets(table, stats.algorithms_of(sweep_config))
+            summary = stats.summarize(table, stats.allocation_targets(table, grids.algorithms))
+            drawings = (
+                drawing.draw_figures(summary, sweep_config, grids.algorithms) if figures else {}
             )
-            drawings = plot.draw_figures(summary, sweep_config) if figures else {}
             where = sweep_config.out if out is not None else None  # report.md's directory
-            text, claims = report.report_from_table(table, sweep_config, "runs.csv", where)
+            text, claims = markdown_report.report_from_summary(
+                summary, sweep_config, grids.algorithms, "runs.csv", where
+            )
             paths: dict[str, object] = {}
             if writes:
                 record = sweep_record(

@@ -30,7 +30,7 @@ whose epochs depend on δ, runs each δ separately (`shares_deltas`).
 The fused kernel (``kernel="fused"``, docs/semantics.md §32): the steps between two refills
 run as one Pallas kernel over blocks of lanes instead of one XLA program per step, with the
 same numbers; for GPUs (Triton), interpreted on a CPU. ``kernel="auto"`` is the XLA program.
-`fused_unsupported` says what it does not run, and why.
+`fused_unsupported` says what it does not run, and why (`fused_refusal`: for an algorithm).
 
 Several processes (``jax.distributed.initialize()``, e.g. one per node of a cluster): every
 process calls `run_grid` with the same grid; the jobs are split over the processes by
@@ -82,6 +82,7 @@ from jaxbai.engine.jobs import SHARED_DELTA, Jobs, fold_in_step, grid_jobs, job_
 from jaxbai.engine.prepare import (
     DRAWS,
     default_lanes,
+    fused_refusal,
     fused_unsupported,
     select_devices,
     with_draws,
@@ -108,6 +109,7 @@ __all__ = [
     "default_lanes",
     "finished_jobs",
     "fold_in_step",
+    "fused_refusal",
     "fused_unsupported",
     "grid_jobs",
     "job_key",

@@ -3,7 +3,8 @@
 The devices and the lane pool size (`select_devices`, `default_lanes`); the checks of a grid
 before anything compiles; the algorithm as the engine runs it, with per-episode draws
 (`DRAWS`, `with_draws`) and several δ per trajectory (`with_shared_deltas`), and the units its
-lanes run; the grid as the fused kernel runs it, or why it cannot (`fused_unsupported`).
+lanes run; the grid as the fused kernel runs it, or why it cannot (`fused_unsupported`,
+`fused_refusal`).
 """
 
 from __future__ import annotations
@@ -14,16 +15,17 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxbai import checks
+from jaxbai import checks, instances
 from jaxbai.base import Algorithm, ArmSums, Budgeted, Episodic, Instance
 from jaxbai.engine._shared import SharedDeltas, in_lanes, shared, shares_deltas, trajectories
 from jaxbai.engine.fused_kernel import BLOCK_LANES, padded, padded_width, unsupported
-from jaxbai.engine.jobs import Jobs
+from jaxbai.engine.jobs import Jobs, grid_jobs
 from jaxbai.engine.lane_program import block_step, device_tables, initial_carry
 
 __all__ = [
     "DRAWS",
     "default_lanes",
+    "fused_refusal",
     "fused_unsupported",
     "select_devices",
     "with_draws",
@@ -189,3 +191,19 @@ def fused_unsupported(
     units = _units(alg, jobs, np.arange(len(jobs)))
     fused = _fused_grid(alg, jobs, units, platform, lanes_per_device)
     return fused if isinstance(fused, str) else None
+
+
+def fused_refusal(alg: Algorithm) -> str | None:
+    """Whether the fused GPU kernel runs ``alg``: None if it runs it on a probe grid (4 arms,
+    one δ, per-sample draws), else the reason it is refused (`fused_unsupported`; found by
+    tracing its step, nothing runs).
+
+    Examples:
+        >>> import jaxbai
+        >>> fused_refusal(jaxbai.adap_tt()) is None
+        True
+        >>> "gather" in fused_refusal(jaxbai.dp_se())
+        True
+    """
+    jobs = grid_jobs(instances.bernoulli([0.8, 0.6, 0.4, 0.2]), [1.0], [0.01], 1)
+    return fused_unsupported(alg, jobs, draws="per_sample")

@@ -9,12 +9,13 @@ so both ends are positive and the band stays on log axes (`mean_interval`). Each
 overlays the theory of `experiments.analysis.overlay` where `jaxbai.theory` supports the
 instance's family: the lower bound T*·log(1/(2.4δ)) as a dashed curve (T*_ℓ(ε) for local DP,
 T*_g(ε) for global DP, T*_KL without privacy) and the regime switch as a shaded vertical line;
-a panel without theory says so. Theory is grey; no algorithm is (`styles`: the registry's
-styles, and a colour and marker of its own for any other label). Non-private algorithms are
-horizontal lines with their interval's band in the ε figures. Cells with censored runs are
-hollow markers without an interval, annotated with the censored count: their mean is only a
-lower bound. The legend lists only what a panel draws. PNGs are written at the plot options'
-dpi (200 by default) beside the PDFs.
+a panel without theory says so. Theory is grey; no algorithm is
+(`experiments.analysis.styles`: jaxbai's algorithms' fixed styles, and a colour and marker of
+its own for any other label). Non-private algorithms are horizontal lines with their
+interval's band in the ε figures. Cells with censored runs are hollow markers without an
+interval, annotated with the censored count: their mean is only a lower bound. The legend
+lists only what a panel draws. PNGs are written at the plot options' dpi (200 by default)
+beside the PDFs.
 
 Figures (`experiments.config.FIGURE_KINDS`; per δ for the ε figures):
 
@@ -48,6 +49,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import matplotlib
 import numpy as np
@@ -64,9 +67,11 @@ from experiments.analysis.tau_figures import (
     draw_theory,
     figure_specs,
     mean_interval,
-    styles,
 )
 from experiments.config import PlotOptions, SweepConfig
+
+if TYPE_CHECKING:
+    from jaxbai.base import Algorithm
 
 __all__ = [
     "MAX_ALLOCATION_CELLS",
@@ -84,7 +89,6 @@ __all__ = [
     "figure_specs",
     "mean_interval",
     "save_figures",
-    "styles",
 ]
 
 MAX_ALLOCATION_CELLS = 6
@@ -173,12 +177,17 @@ def _file_stem(name: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
 
 
-def draw_figures(summary: Table, sweep_config: SweepConfig | None = None) -> dict[str, Figure]:
+def draw_figures(
+    summary: Table,
+    sweep_config: SweepConfig | None = None,
+    algorithms: Mapping[str, Algorithm] | None = None,
+) -> dict[str, Figure]:
     """Every figure of `figure_specs` (selected by the configuration's plot options), the
     allocation figures (`draw_allocations`) unless the options select figures without
-    ``"allocations"``, and the τ-against-log(1/δ) figure where it has curves; by file stem."""
+    ``"allocations"``, and the τ-against-log(1/δ) figure where it has curves; by file stem.
+    ``algorithms``: label → the algorithm as the sweep ran it (`Labels.of`)."""
     options = sweep_config.plot if sweep_config else PlotOptions()
-    labels = Labels.of(summary, sweep_config)
+    labels = Labels.of(summary, sweep_config, algorithms)
     figures: dict[str, Figure] = {}
     many_deltas = len(set(summary["delta"].tolist())) > 1
     for spec in figure_specs(summary, options.figures):

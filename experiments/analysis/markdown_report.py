@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import experiments
 from experiments import config
 from experiments.analysis import overlay, results, rounds, stats
-from experiments.analysis.claims import context_from_runs, evaluate
+from experiments.analysis.claims import claims_context, evaluate
 from experiments.analysis.verdicts import (
     FAILS,
     HOLDS,
@@ -35,6 +36,9 @@ from experiments.analysis.verdicts import (
     combine,
 )
 
+if TYPE_CHECKING:
+    from jaxbai.base import Algorithm
+
 __all__ = [
     "FAILS",
     "HOLDS",
@@ -44,13 +48,14 @@ __all__ = [
     "Claim",
     "Context",
     "allocation_table",
+    "claims_context",
     "claims_table",
     "combine",
-    "context_from_runs",
     "docs_prefix",
     "evaluate",
     "not_applicable",
     "render",
+    "report_from_summary",
     "report_from_table",
     "rounds_table",
     "theory_lines",
@@ -199,17 +204,11 @@ def allocation_table(summary: results.Table) -> list[str]:
     return lines
 
 
-def render(
-    claims: Sequence[Claim],
-    ctx: Context,
-    source: str,
-    allocations: results.Table | None = None,
-    where: str | None = None,
-) -> str:
+def render(claims: Sequence[Claim], ctx: Context, source: str, where: str | None = None) -> str:
     """The full Markdown report: conventions, claims table, theory per instance family, regime
-    switches, rounds of adaptivity, allocations (``allocations``: a summary with ω*, else the
-    context's), per-cell details; ``where``: the directory it is written into, which its links
-    to the docs pages are relative to (None: the repository root)."""
+    switches, rounds of adaptivity, allocations (against the ω* of the context's summary),
+    per-cell details; ``where``: the directory it is written into, which its links to the docs
+    pages are relative to (None: the repository root)."""
     s = ctx.summary
     runs = sorted(set(s["runs"].tolist()))
     total_censored = int(s["censored"].sum())
@@ -243,7 +242,7 @@ def render(
         local, glob = ctx.switch[(inst, "local")], ctx.switch[(inst, "global")]
         header.append(f"| {inst} | {_number(local)} | {_number(glob)} |")
     header += ["", "## Rounds of adaptivity (Appendix H)", "", *rounds_table(ctx)]
-    allocated = allocation_table(s if allocations is None else allocations)
+    allocated = allocation_table(s)
     header += ["", "## Allocations: empirical proportions against ω*", "", *allocated]
     header += ["", "## Per-cell evidence", ""]
     for c in (c for c in claims if c.verdict != NOT_APPLICABLE):
@@ -268,11 +267,24 @@ def report_from_table(
     Instance families and algorithm options come from ``sweep_config``; without it, every
     instance is taken as Bernoulli and every algorithm as its registry entry (and said so).
     """
-    ctx = context_from_runs(table, sweep_config)
+    algorithms = stats.algorithms_of(sweep_config)
+    summary = stats.summarize(table, stats.allocation_targets(table, algorithms))
+    return report_from_summary(summary, sweep_config, algorithms, name, where)
+
+
+def report_from_summary(
+    summary: results.Table,
+    sweep_config: config.SweepConfig | None,
+    algorithms: Mapping[str, Algorithm],
+    name: str = "runs.csv",
+    where: str | None = None,
+) -> tuple[str, list[Claim]]:
+    """`report_from_table` of a summary with its allocation targets
+    (`experiments.analysis.stats.summarize`), whose algorithms ran as ``algorithms`` (label →
+    algorithm, `experiments.analysis.stats.algorithms_of`)."""
+    ctx = claims_context(summary, sweep_config, algorithms)
     claims = evaluate(ctx)
-    targets = stats.allocation_targets(table, stats.algorithms_of(sweep_config))
-    allocations = stats.summarize(table, targets)
-    text = render(claims, ctx, name, allocations, where)
+    text = render(claims, ctx, name, where)
     if sweep_config is None:
         text += (
             "\nNo sweep.json with a configuration next to the CSV: every instance was taken as "
