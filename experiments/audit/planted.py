@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import jaxbai
 from jaxbai import audit, mechanisms
 from jaxbai.arrays import compensated, kahan_add
+from jaxbai.base import AlgorithmWrapper
 from jaxbai.estimators import DAF, CumulativeLaplace
 
 __all__ = [
@@ -43,41 +44,14 @@ def tripled_randomised_response(epsilon: float) -> audit.Mechanism:
 
 
 @dataclasses.dataclass(frozen=True)
-class Overspending:
-    """Planted bug, written as a user would: a wrapper that satisfies `jaxbai.base.Algorithm`
-    by delegating to ``inner``, but quietly runs it at ``factor`` × the ε it is given."""
+class Overspending(AlgorithmWrapper):
+    """Planted bug, written as a user would: a wrapper of ``algorithm``
+    (`jaxbai.base.AlgorithmWrapper`) that quietly runs it at ``factor`` × the ε it is given."""
 
-    inner: Any
     factor: float = 8.0
 
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def info(self) -> jaxbai.AlgorithmInfo:
-        return self.inner.info
-
     def params(self, epsilon: Any = None, delta: Any = 0.01) -> Any:
-        return self.inner.params(epsilon=self.factor * epsilon, delta=delta)
-
-    def init(self, key, params, num_arms):
-        return self.inner.init(key, params, num_arms)
-
-    def select(self, state, params):
-        return self.inner.select(state, params)
-
-    def privatize(self, key, reward, params):
-        return self.inner.privatize(key, reward, params)
-
-    def update(self, key, state, arm, z, params):
-        return self.inner.update(key, state, arm, z, params)
-
-    def stopping(self, state, params):
-        return self.inner.stopping(state, params)
-
-    def step(self, key, state, inst, params):
-        return self.inner.step(key, state, inst, params)
+        return self.algorithm.params(epsilon=self.factor * epsilon, delta=delta)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,6 +23,7 @@ are int32, means and rewards float32. ``docs/semantics.md §N`` fixes what the p
 
 from jaxbai.base.algorithms import (
     Algorithm,
+    AlgorithmWrapper,
     Budgeted,
     Episodic,
     Releasing,
@@ -57,6 +58,7 @@ __all__ = [
     "PRIVACY_MODELS",
     "Algorithm",
     "AlgorithmInfo",
+    "AlgorithmWrapper",
     "AllocationTarget",
     "ArmSums",
     "AsymptoticBound",

@@ -5,7 +5,8 @@ Re-exported by `jaxbai.base`, whose docstring describes the contracts.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import dataclasses
+from typing import Any, Protocol, runtime_checkable
 
 import jax
 from jax.typing import ArrayLike
@@ -23,6 +24,7 @@ from jaxbai.base.components import (
 
 __all__ = [
     "Algorithm",
+    "AlgorithmWrapper",
     "Budgeted",
     "Episodic",
     "Releasing",
@@ -114,6 +116,64 @@ class Algorithm(Protocol[State, Params]):
         """Stopping test, then select, sample, privatise, update; a no-op once stopped.
         ``key`` is fresh for every step: the engine passes ``fold_in(stream, state.n)``."""
         ...
+
+
+@dataclasses.dataclass(frozen=True)
+class AlgorithmWrapper:
+    """The one way to wrap an algorithm: run ``algorithm`` with some members changed.
+
+    Every member of `Algorithm` that a subclass does not define is the wrapped algorithm's,
+    called with the same arguments (as diffrax's wrapped solvers forward to theirs). Only
+    `Algorithm`'s members are forwarded, never a capability's (`Rounds`, `Episodic`,
+    `Budgeted`, …): a wrapper has a capability only where it defines its members, so it never
+    claims one that it does not implement for its own state. A subclass is a frozen dataclass
+    (hashable, a `jax.jit` static argument) whose first field is ``algorithm``.
+
+    Examples:
+        >>> import dataclasses, jaxbai
+        >>> @dataclasses.dataclass(frozen=True)
+        ... class Renamed(AlgorithmWrapper):
+        ...     @property
+        ...     def name(self) -> str:
+        ...         return f"renamed_{self.algorithm.name}"
+        >>> alg = Renamed(jaxbai.ttucb())
+        >>> alg.name, alg.info.privacy, isinstance(alg, Algorithm), isinstance(alg, Rounds)
+        ('renamed_ttucb', 'none', True, False)
+
+    Attributes:
+        algorithm: the wrapped algorithm.
+    """
+
+    algorithm: Any
+
+    @property
+    def name(self) -> str:
+        return self.algorithm.name
+
+    @property
+    def info(self) -> AlgorithmInfo:
+        return self.algorithm.info
+
+    def params(self, epsilon: ArrayLike | None = None, delta: ArrayLike = 0.01) -> Any:
+        return self.algorithm.params(epsilon, delta)
+
+    def init(self, key: Key, params: Any, num_arms: int) -> Any:
+        return self.algorithm.init(key, params, num_arms)
+
+    def select(self, state: Any, params: Any) -> Scalar:
+        return self.algorithm.select(state, params)
+
+    def privatize(self, key: Key, reward: ArrayLike, params: Any) -> Scalar:
+        return self.algorithm.privatize(key, reward, params)
+
+    def update(self, key: Key, state: Any, arm: ArrayLike, z: ArrayLike, params: Any) -> Any:
+        return self.algorithm.update(key, state, arm, z, params)
+
+    def stopping(self, state: Any, params: Any) -> tuple[Scalar, Scalar]:
+        return self.algorithm.stopping(state, params)
+
+    def step(self, key: Key, state: Any, inst: Instance, params: Any) -> Any:
+        return self.algorithm.step(key, state, inst, params)
 
 
 @runtime_checkable

@@ -27,7 +27,7 @@ from jax.typing import ArrayLike
 from jaxbai.arrays import tree_where
 from jaxbai.base import (
     Algorithm,
-    AlgorithmInfo,
+    AlgorithmWrapper,
     Budgeted,
     Instance,
     Key,
@@ -190,7 +190,7 @@ def _row(alg: Algorithm, state: Any, best: jax.Array) -> jax.Array:
 
 
 @dataclasses.dataclass(frozen=True)
-class SharedDeltas:
+class SharedDeltas(AlgorithmWrapper):
     """``algorithm`` run once for several δ (docs/semantics.md §31): every step tests the
     stopping rule of the largest δ not yet stopped on the trajectory's state; if it fires, the
     trajectory is held (no sample) until `flush` records that δ's first stop, so that the next
@@ -199,7 +199,8 @@ class SharedDeltas:
     δ stops at every larger δ), as every threshold family of jaxbai is.
 
     Parameters take ``delta`` as a ``(D,)`` vector. An `jaxbai.base.Algorithm` whose state
-    reports the trajectory; `records` reads each δ's outcome.
+    reports the trajectory (`jaxbai.base.AlgorithmWrapper`: its name and info are the
+    algorithm's); `records` reads each δ's outcome.
 
     Attributes:
         algorithm: the algorithm whose trajectories are shared.
@@ -210,14 +211,6 @@ class SharedDeltas:
 
     algorithm: Algorithm
     deferred: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.algorithm.name
-
-    @property
-    def info(self) -> AlgorithmInfo:
-        return self.algorithm.info
 
     def params(self, epsilon: ArrayLike | None = None, delta: ArrayLike = 0.01) -> SharedParams:
         """The vector of δ, with the algorithm's parameters at min δ."""

@@ -13,11 +13,10 @@ import dataclasses
 
 import jax
 import jax.numpy as jnp
-from jax.typing import ArrayLike
 
 from jaxbai import checks
 from jaxbai.arrays import tree_where, uniforms_from_key
-from jaxbai.base import AlgorithmInfo, EpisodicEstimator, Instance, Key, Scalar
+from jaxbai.base import AlgorithmWrapper, EpisodicEstimator, Instance, Key, Scalar
 from jaxbai.toptwo.driver import TopTwo
 from jaxbai.toptwo.state import TopTwoParams, TopTwoState
 
@@ -98,7 +97,7 @@ class EpisodicTopTwo(TopTwo):
 
 
 @dataclasses.dataclass(frozen=True)
-class PerEpisode:
+class PerEpisode(AlgorithmWrapper):
     """An `EpisodicTopTwo` simulated episode by episode (docs/semantics.md §25).
 
     Between episode ends the means, local counts and so the pulls and the GLR statistic do not
@@ -107,7 +106,8 @@ class PerEpisode:
     stopping (`settle`): thresholds are non-decreasing in n, so a run can only stop then. The
     law of (τ, â, C) is the per-sample path's; the numbers are not (other draws). It satisfies
     `jaxbai.base.Algorithm` (the algorithm's name, parameters and state), `jaxbai.base.Rounds`
-    and `jaxbai.base.Budgeted`.
+    and `jaxbai.base.Budgeted`; its other members of `jaxbai.base.Algorithm` are the algorithm's
+    (`jaxbai.base.AlgorithmWrapper`).
 
     Attributes:
         algorithm: the episodic algorithm.
@@ -124,38 +124,9 @@ class PerEpisode:
             raise ValueError(f"pulls must be a positive integer, got {self.pulls!r}")
 
     @property
-    def name(self) -> str:
-        """The algorithm's name."""
-        return self.algorithm.name
-
-    @property
-    def info(self) -> AlgorithmInfo:
-        return self.algorithm.info
-
-    @property
     def samples_per_step(self) -> int:
         """At most this many samples per `budgeted_step` (the engine scales its chunks)."""
         return self.pulls
-
-    def params(self, epsilon: ArrayLike | None = None, delta: ArrayLike = 0.01) -> TopTwoParams:
-        return self.algorithm.params(epsilon, delta)
-
-    def init(self, key: Key, params: TopTwoParams, num_arms: int) -> TopTwoState:
-        return self.algorithm.init(key, params, num_arms)
-
-    def select(self, state: TopTwoState, params: TopTwoParams) -> Scalar:
-        return self.algorithm.select(state, params)
-
-    def privatize(self, key: Key, reward: ArrayLike, params: TopTwoParams) -> Scalar:
-        return self.algorithm.privatize(key, reward, params)
-
-    def update(
-        self, key: Key, state: TopTwoState, arm: ArrayLike, z: ArrayLike, params: TopTwoParams
-    ) -> TopTwoState:
-        return self.algorithm.update(key, state, arm, z, params)
-
-    def stopping(self, state: TopTwoState, params: TopTwoParams) -> tuple[Scalar, Scalar]:
-        return self.algorithm.stopping(state, params)
 
     def rounds(self, state: TopTwoState) -> Scalar:
         return self.algorithm.rounds(state)
