@@ -2,9 +2,10 @@
 
 `jaxbai.ALGORITHMS` is the registry, and the one place every per-algorithm fact is read from:
 the trial (`jaxbai.trial`), the sweep, the experiment grids, plots and reports keep no lists of
-their own. An entry holds the factory, the display name, the threshold families and whether it
-runs the paper's published code; everything that can depend on the options —
-privacy model, whether ε is used, the participant mechanism, the allocation target and the
+algorithm facts of their own (how figures draw jaxbai's algorithms is presentation, kept in
+`experiments.analysis.styles`). An entry holds the factory, the display name, the threshold
+families and whether it runs the paper's published code; everything that can depend on the
+options — privacy model, whether ε is used, the participant mechanism, the allocation target and the
 asymptotic bound — is the `jaxbai.base.AlgorithmInfo` of the algorithm built with those
 options (`AlgorithmEntry.info`), never of the factory's defaults. Adding an algorithm is one
 `register` call with its factory:
@@ -223,9 +224,7 @@ class Registry(Mapping[str, AlgorithmEntry]):
             raise ValueError(f"algorithm must be one of {list(self._entries)}, got {name!r}")
         return self._entries[name]
 
-    def _add(self, entry: AlgorithmEntry, replace: bool) -> None:
-        if entry.name in self._entries and not replace:
-            raise ValueError(f"{entry.name!r} is already registered (pass replace=True)")
+    def _add(self, entry: AlgorithmEntry) -> None:
         self._entries[entry.name] = entry
 
     def _remove(self, name: str) -> None:
@@ -263,10 +262,12 @@ def register(
         ValueError: the name is taken, the factory's algorithm disagrees with it, or
             ``published_code_of`` is not registered.
     """
+    if name in ALGORITHMS and not replace:
+        raise ValueError(f"{name!r} is already registered (pass replace=True)")
     if published_code_of is not None:
         ALGORITHMS.get_entry(published_code_of)
     entry = _entry(name, factory, display_name or name, published_code_of)
-    ALGORITHMS._add(entry, replace)
+    ALGORITHMS._add(entry)
     return entry
 
 

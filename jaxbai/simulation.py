@@ -14,7 +14,7 @@ from jax.typing import ArrayLike
 
 from jaxbai import checks
 from jaxbai.base import Algorithm, Instance
-from jaxbai.engine import grid_jobs, run_grid
+from jaxbai.engine import OUTCOMES, GridResult, grid_jobs, run_grid
 
 if TYPE_CHECKING:  # pandas is imported when `SimulationResult.to_frame` is first called
     import pandas
@@ -28,7 +28,9 @@ __all__ = [
 
 
 class SimulationResult(NamedTuple):
-    """Per-run outcomes, numpy arrays of shape ``epsilon.shape + delta.shape + (runs,)``.
+    """Per-run outcomes, numpy arrays of shape ``epsilon.shape + delta.shape + (runs,)``: the
+    fields of `jaxbai.engine.OUTCOMES` of a `jaxbai.engine.GridResult`, in the grid's shape
+    (`of`), with each run's ε and δ.
 
     Attributes:
         tau: samples drawn when the run stopped (the K initial samples included). For a
@@ -51,6 +53,16 @@ class SimulationResult(NamedTuple):
     counts: np.ndarray
     epsilon: np.ndarray
     delta: np.ndarray
+
+    @classmethod
+    def of(cls, res: GridResult, shape: tuple[int, ...]) -> SimulationResult:
+        """The outcomes of a grid result whose jobs are a `jaxbai.engine.grid_jobs` grid of
+        ``shape`` (ε, δ, runs; one instance), in that shape."""
+        outcomes = {f: getattr(res, f) for f in OUTCOMES}
+        shaped = {f: a.reshape(shape + a.shape[1:]) for f, a in outcomes.items()}
+        return cls(
+            **shaped, epsilon=res.jobs.epsilon.reshape(shape), delta=res.jobs.delta.reshape(shape)
+        )
 
     def to_frame(self) -> pandas.DataFrame:
         """The runs as a tidy pandas DataFrame, one row per (ε, δ, run) in C order, numeric
@@ -153,14 +165,4 @@ def simulate(
     res = run_grid(
         alg, jobs, seed=seed, max_samples=max_samples, progress=progress, **engine_options
     )
-    shape = eps_in.shape + dlt_in.shape + (runs,)
-    return SimulationResult(
-        tau=res.tau.reshape(shape),
-        recommendation=res.recommendation.reshape(shape),
-        correct=res.correct.reshape(shape),
-        censored=res.censored.reshape(shape),
-        rounds=res.rounds.reshape(shape),
-        counts=res.counts.reshape(shape + res.counts.shape[-1:]),
-        epsilon=jobs.epsilon.reshape(shape),
-        delta=jobs.delta.reshape(shape),
-    )
+    return SimulationResult.of(res, eps_in.shape + dlt_in.shape + (runs,))

@@ -142,3 +142,19 @@ def test_a_smaller_grid_can_compile_the_larger_grids_program(jobs, per_sample):
     alone = engine.run_grid(ALG, sub, draws="per_sample", **LAYOUT)
     assert lane_program.advance._cache_size() == compiled + 1
     assert_same(alone, shared)
+
+
+def test_a_simulation_result_is_a_grid_results_outcomes_in_its_shape():
+    """`simulate`'s result is built from the engine's (`SimulationResult.of`): the outcome fields
+    lead both types, and each run's outcome is its job's, in (ε, δ, run) order."""
+    assert engine.GridResult._fields[:6] == jaxbai.SimulationResult._fields[:6] == engine.OUTCOMES
+    inst = jaxbai.bernoulli([0.8, 0.4, 0.3])
+    got = jaxbai.simulate(jaxbai.ctb_tt(), inst, [0.5, 2.0], [0.1, 0.05, 0.01], runs=3, seed=4)
+    grid = engine.run_grid(
+        jaxbai.ctb_tt(), engine.grid_jobs(inst, [0.5, 2.0], [0.1, 0.05, 0.01], 3), seed=4
+    )
+    for field in engine.OUTCOMES:
+        want = getattr(grid, field)
+        np.testing.assert_array_equal(getattr(got, field), want.reshape((2, 3, 3, *want.shape[1:])))
+    np.testing.assert_array_equal(got.epsilon[:, 0, 0], [0.5, 2.0])
+    np.testing.assert_array_equal(got.delta[0, :, 0], [0.1, 0.05, 0.01])

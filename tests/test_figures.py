@@ -167,6 +167,19 @@ def test_a_plugins_published_code_variant_is_drawn_as_its_paper_algorithm_dashed
         jaxbai.unregister(name)
 
 
+def test_a_users_algorithm_under_a_built_in_name_is_drawn_as_a_users():
+    """A replacement registered under one of jaxbai's names is not jaxbai's algorithm: it gets
+    a style of its own, not the fixed one."""
+    entry = jaxbai.ALGORITHMS["adap_tt"]
+    jaxbai.register("adap_tt", lambda **o: jaxbai.adap_tt(beta=0.3, **o), "mine", replace=True)
+    try:
+        assert fixed_style("adap_tt") is None
+        assert styles(["adap_tt"], {})["adap_tt"] != PAPER_STYLES["adap_tt"]
+    finally:
+        jaxbai.register("adap_tt", entry.factory, entry.display_name, replace=True)
+    assert fixed_style("adap_tt") == PAPER_STYLES["adap_tt"]
+
+
 def test_more_labels_than_colours_and_markers_still_get_styles():
     """Past the free colours and markers (a narrowed-algorithms sweep draws 20 and more) the
     styles repeat cyclically; they used to index past the markers (IndexError)."""

@@ -2,8 +2,8 @@
 
 On this CPU the kernel runs in Pallas' interpret mode, the same kernel body executed by XLA:
 its results must equal the XLA lane program's, job for job. Its GPU form is checked by
-lowering it for CUDA with the Triton backend (no GPU needed), and the registry's coverage
-declaration (`jaxbai.engine.fused_refusal`) by that lowering too.
+lowering it for CUDA with the Triton backend (no GPU needed), and the coverage each registered
+algorithm declares (`jaxbai.engine.fused_refusal`) by that lowering too.
 """
 
 from __future__ import annotations
@@ -108,10 +108,10 @@ def lowers_for_cuda(alg: jaxbai.Algorithm, jobs: engine.Jobs, num_arms: int) -> 
 
 @pytest.mark.integration
 @pytest.mark.parametrize("name", NAMES)
-def test_registry_coverage_is_what_lowers_for_cuda(name: str) -> None:
+def test_declared_coverage_is_what_lowers_for_cuda(name: str) -> None:
     """What the fused kernel accepts for a GPU lowers for CUDA (Triton), the arms padded to a
-    power of two where K is not one (3 → 4, 5 → 8, 13 → 16); what the registry refuses
-    (`jaxbai.engine.fused_refusal`, at K = 4) does not lower, so no refusal is stale."""
+    power of two where K is not one (3 → 4, 5 → 8, 13 → 16); what `jaxbai.engine.fused_refusal`
+    refuses (at K = 4) does not lower, so no refusal is stale."""
     alg = per_sample(name)
     for num_arms in ARMS:
         jobs = engine.grid_jobs(instance(num_arms), [1.0], 0.01, 16)

@@ -460,7 +460,7 @@ def parse_csv_command(
     )
     parser.add_argument("csv", help="per-run CSV written by experiments.sweep")
     parser.add_argument("--out", help=out_help)
-    from jaxbai import compilation, plugins  # plugins: their names, styles and targets
+    from jaxbai import compilation, plugins  # plugins: their names and targets
 
     plugins.add_argument(parser)
     compilation.add_argument(parser)  # the theory of the figures and report compiles

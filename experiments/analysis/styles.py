@@ -59,16 +59,20 @@ MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*", "<", ">", "h", "p", "d", "H",
 
 def fixed_style(name: str) -> Style | None:
     """The style of a registered name: `PAPER_STYLES`' for jaxbai's own, that of the algorithm
-    a published-code variant stands for, dashed; None for any other (a plugin's).
+    a published-code variant stands for, dashed; None for any other (a plugin's, a user's that
+    replaced one of jaxbai's, an unregistered label).
 
     Examples:
         >>> fixed_style("adap_tt_published")
         Style(color='tab:orange', marker='o', linestyle='--')
     """
-    if name in PAPER_STYLES:
-        return PAPER_STYLES[name]
     entries = registry()
-    paper = entries[name].published_code_of if name in entries else None
+    if name not in entries:
+        return None
+    entry = entries[name]
+    if entry.plugin_source is None and name in PAPER_STYLES:  # jaxbai's own
+        return PAPER_STYLES[name]
+    paper = entry.published_code_of
     style = PAPER_STYLES.get(paper) if paper is not None else None
     return style._replace(linestyle="--") if style is not None else None
 

@@ -97,11 +97,12 @@ def load(path: str) -> SweepConfig:
 def load_sidecar(csv_path: str) -> SweepConfig | None:
     """The configuration recorded in the ``sweep.json`` next to a run CSV, if it has one.
 
-    It is read without checking algorithms against the registry (a result can outlive an
-    algorithm registered in another session), and it imports nothing: a results folder is data.
-    Plugins it names that the command line did not load (``--plugin``) are said in one line on
-    stderr; without them their algorithms get free styles and no allocation targets. None if
-    there is no readable one (e.g. written before experiment files existed).
+        It is read without checking algorithms against the registry (a result can outlive an
+        algorithm registered in another session), and it imports nothing: a results folder is data.
+        Plugins it names that the command line did not load (``--plugin``) are said in one line on
+        stderr; without them their algorithms get no allocation targets (and their registered
+    display names and published-code styles). None if
+        there is no readable one (e.g. written before experiment files existed).
     """
     path = os.path.join(os.path.dirname(os.path.abspath(csv_path)), "sweep.json")
     try:
@@ -114,7 +115,7 @@ def load_sidecar(csv_path: str) -> SweepConfig | None:
         options = " ".join(f"--plugin {m}" for m in missing)
         print(
             f"note: {path} names plugin modules {', '.join(missing)}; a results folder runs "
-            f"no code, so they were not imported (pass {options} for their styles and targets)",
+            f"no code, so they were not imported (pass {options} for their names and targets)",
             file=sys.stderr,
         )
     return config

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # at run time jaxbai is imported when first needed
 __all__ = ["GridPlan", "SweepGrids"]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class GridPlan:
     """One engine grid of a sweep: one algorithm on one group of instances.
 
@@ -46,7 +46,7 @@ class GridPlan:
     checkpoint: str | None
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class SweepGrids:
     """A sweep's plan (`of`): its configuration, instance groups, built algorithms and grids.
 

@@ -1,4 +1,5 @@
-"""The contracts of jaxbai: a small core per component, and capabilities on top.
+"""The contracts of jaxbai: a small core per component, and capabilities on top; and
+`AlgorithmWrapper`, the one base for an algorithm that runs another one.
 
 `typing.Protocol`s: a class satisfies one by having its members, without inheriting, and no
 caller in jaxbai (engine, `jaxbai.simulate`, `jaxbai.trial`, experiments) uses a member that a

@@ -129,6 +129,13 @@ class AlgorithmWrapper:
     claims one that it does not implement for its own state. A subclass is a frozen dataclass
     (hashable, a `jax.jit` static argument) whose first field is ``algorithm``.
 
+    `step` is forwarded whole: the wrapped algorithm's step calls *its own* `select`,
+    `stopping`, `update`, … So a wrapper that changes one of those members must define `step`
+    too, or the engine and `jaxbai.simulate` (which run `step`) will not see the change, while a
+    trial (which calls the members one by one) will. `jaxbai.toptwo.PerEpisode` and
+    `jaxbai.engine.SharedDeltas` define it; a wrapper that only changes `params` or `info`
+    need not.
+
     Examples:
         >>> import dataclasses, jaxbai
         >>> @dataclasses.dataclass(frozen=True)

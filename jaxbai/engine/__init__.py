@@ -89,13 +89,14 @@ from jaxbai.engine.prepare import (
     with_shared_deltas,
 )
 from jaxbai.engine.progress import Progress
-from jaxbai.engine.run import SHRINK_AFTER_S, GridResult, run_grid, run_vmap
+from jaxbai.engine.run import OUTCOMES, SHRINK_AFTER_S, GridResult, run_grid, run_vmap
 
 __all__ = [
     "BLOCK_LANES",
     "CHECKPOINT_VERSION",
     "DRAWS",
     "KERNELS",
+    "OUTCOMES",
     "SHARED_DELTA",
     "SHRINK_AFTER_S",
     "GridResult",

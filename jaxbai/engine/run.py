@@ -64,8 +64,13 @@ SHRINK_AFTER_S = 5.0
 """`run_grid`'s default ``shrink_after``: seconds of compiled chunks before tail compaction."""
 
 
+OUTCOMES = ("tau", "recommendation", "correct", "censored", "rounds", "counts")
+"""The per-job outcome fields, the first of `GridResult` and of `jaxbai.SimulationResult`
+(which is built from a `GridResult`: `jaxbai.simulation.SimulationResult.of`)."""
+
+
 class GridResult(NamedTuple):
-    """Per-job outcomes (numpy, shape ``(J,)``) and run statistics.
+    """Per-job outcomes (numpy, shape ``(J,)``; the fields of `OUTCOMES`) and run statistics.
 
     Attributes:
         tau: samples drawn at stopping (K initial samples included); for censored jobs, the
