@@ -29,7 +29,7 @@ from jax.typing import ArrayLike
 
 from jaxbai import checks, mechanisms
 from jaxbai.arrays import argmax_random_ties, compensated, kahan_add, one_hot, tree_where
-from jaxbai.base import AlgorithmInfo, Instance, Release
+from jaxbai.base import PURE, AlgorithmInfo, Instance, Release
 
 __all__ = [
     "DPSE",
@@ -131,7 +131,11 @@ class DPSE:
     eliminated: str = "excluded"
     floored: bool = True
     info: ClassVar[AlgorithmInfo] = AlgorithmInfo(
-        privacy="global", takes_epsilon=True, unit_interval=True
+        privacy="global",
+        takes_epsilon=True,
+        unit_interval=True,
+        measure=PURE,
+        release_noise="laplace",
     )
 
     def __post_init__(self) -> None:

@@ -178,6 +178,7 @@ def _tiny() -> results.Table:
     return {
         "algorithm": np.array(["a", "a", "a", "a", "b"], dtype=object),
         "privacy": np.full(n, "global", dtype=object),
+        "privacy_measure": np.full(n, "ε-DP (global, pure)", dtype=object),
         "instance": np.array(["i2"] * 4 + ["i3"], dtype=object),
         "means": np.array(["0.6 0.2"] * 4 + ["0.9 0.5 0.1"], dtype=object),
         "K": np.array([2, 2, 2, 2, 3]),

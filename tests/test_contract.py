@@ -260,7 +260,7 @@ def test_a_component_without_a_protocol_member_is_refused():
     """An estimator missing a core member is named at construction, not deep in a trace."""
     est = narrowed(jaxbai.MLE(), [base.Estimator])
     partial = type("Partial", (), {"privacy": "none", "observe": est.observe})()
-    with pytest.raises(ValueError, match="init, participant_mechanism, unit_observations"):
+    with pytest.raises(ValueError, match="init, measure, participant_mechanism, unit_observations"):
         dataclasses.replace(jaxbai.ttucb(), estimator=partial)
     with pytest.raises(ValueError, match="EpisodicTopTwo"):
         dataclasses.replace(jaxbai.ttucb(), estimator=jaxbai.DAF())

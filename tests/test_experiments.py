@@ -285,6 +285,7 @@ def _runs(algorithm: str, instance: str, eps: float, mean: float, errors=0, cens
     return {
         "algorithm": np.full(n, algorithm, object),
         "privacy": np.full(n, jaxbai.ALGORITHMS[algorithm].info().privacy, object),
+        "privacy_measure": np.full(n, jaxbai.ALGORITHMS[algorithm].info().claim, object),
         "instance": np.full(n, instance, object),
         "means": np.full(n, "0.9 0.5", object),
         "K": np.full(n, 2),

@@ -29,6 +29,11 @@ def _runs(algorithm, eps=1.0, taus=(1000, 1100), rounds=-1, errors=0, delta=0.01
     return {
         "algorithm": np.full(n, algorithm, object),
         "privacy": np.full(n, privacy, object),
+        "privacy_measure": np.full(
+            n,
+            jaxbai.base.privacy.claim(None if privacy == "none" else jaxbai.base.PURE, privacy),
+            object,
+        ),
         "instance": np.full(n, "i", object),
         "means": np.full(n, "0.9 0.5", object),
         "K": np.full(n, 2),

@@ -70,6 +70,10 @@ class LocalLaplace:
     participant_mechanism: base.Mechanism | None = dataclasses.field(default_factory=LaplaceNoise)
     unit_observations: bool = False
 
+    @property
+    def measure(self):
+        return self.participant_mechanism.measure
+
     def init(self, num_arms):
         zeros = jnp.zeros(num_arms, jnp.float32)
         return LaplaceSums(zeros, zeros, jnp.zeros(num_arms, jnp.int32))
@@ -111,7 +115,8 @@ def test_options_live_in_the_mechanism():
     info = jaxbai.gauss_ldp_tt(gamma=0.01).info
     assert info.participant_mechanism == GaussianNoise(0.01) != GaussianNoise()
     assert info.participant_mechanism.gamma == 0.01 and GaussianNoise().gamma == 1e-3
-    assert RandomisedResponse().gamma is None and LaplaceNoise().gamma is None
+    assert info.measure == info.participant_mechanism.measure == base.approximate_dp(0.01)
+    assert RandomisedResponse().measure == LaplaceNoise().measure == base.PURE
     assert jaxbai.ctb_tt().info.participant_mechanism == RandomisedResponse()
     assert jaxbai.adap_tt().info.participant_mechanism is None
     with pytest.raises(ValueError, match="gamma must lie in"):

@@ -85,7 +85,7 @@ def test_exact_sampler_uses_no_floating_point_transcendental(monkeypatch):
     for name in ("exp", "log", "log1p", "expm1", "pow", "sqrt"):
         monkeypatch.setattr(math, name, forbidden)
     noise = discrete.exact_laplace(0.05, 8, random.Random(1).getrandbits)
-    mean = discrete.discrete_laplace(Fraction(33, 4), 12, 8, noise)
+    mean = discrete.noisy_mean(Fraction(33, 4), 12, 8, noise)
     assert isinstance(mean, Fraction) and 96 % mean.denominator == 0  # m · count = 96
 
 
@@ -151,12 +151,12 @@ def test_grid_rounding_has_sensitivity_m():
 
 def test_discrete_release_is_noisy_grid_sum_over_m_count():
     exact = discrete.IntegerNoise(lambda x: x, 1.0, Fraction(1))
-    assert discrete.discrete_laplace(Fraction(5, 2), 4, 1, exact) == Fraction(3, 4)
-    assert discrete.discrete_laplace(Fraction(5, 2), 4, 8, exact) == Fraction(5, 8)
+    assert discrete.noisy_mean(Fraction(5, 2), 4, 1, exact) == Fraction(3, 4)
+    assert discrete.noisy_mean(Fraction(5, 2), 4, 8, exact) == Fraction(5, 8)
     shifted = discrete.IntegerNoise(lambda x: x - 3, 1.0, Fraction(1))
-    assert discrete.discrete_laplace(Fraction(2), 4, 1, shifted) == Fraction(-1, 4)
+    assert discrete.noisy_mean(Fraction(2), 4, 1, shifted) == Fraction(-1, 4)
     with pytest.raises(ValueError, match="at least one sample"):
-        discrete.discrete_laplace(Fraction(0), 0, 1, exact)
+        discrete.noisy_mean(Fraction(0), 0, 1, exact)
 
 
 def test_invalid_parameters_are_rejected():

@@ -131,7 +131,7 @@ def test_top_two_matches_reference(name, kwargs, epsilon, seed):
 
     def table(alg, eps):
         mechanism = alg.info.participant_mechanism
-        return observations(name, eps, None if mechanism is None else mechanism.gamma, seed)
+        return observations(name, eps, None if mechanism is None else mechanism.measure.delta, seed)
 
     jax_and_reference(name, kwargs, epsilon, seed, table)
 

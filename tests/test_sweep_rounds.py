@@ -24,6 +24,7 @@ def _runs(algorithm, instance="i", eps=1.0, delta=0.01, tau=1024, c=(40, 44), ce
     return {
         "algorithm": np.full(n, algorithm, object),
         "privacy": np.full(n, jaxbai.ALGORITHMS[algorithm].info().privacy, object),
+        "privacy_measure": np.full(n, jaxbai.ALGORITHMS[algorithm].info().claim, object),
         "instance": np.full(n, instance, object),
         "means": np.full(n, "0.9 0.5 0.4 0.3 0.2", object),
         "K": np.full(n, 5),

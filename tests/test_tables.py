@@ -24,6 +24,7 @@ def _runs() -> results.Table:
     return {
         "algorithm": np.array(["a", "a", "a", "b", "b"], dtype=object),
         "privacy": np.full(n, "global", dtype=object),
+        "privacy_measure": np.full(n, "ε-DP (global, pure)", dtype=object),
         "instance": np.array(["i2", "i2", "i2", "i3", "i3"], dtype=object),
         "means": np.array(["0.6 0.2"] * 3 + ["0.9 0.5 0.1"] * 2, dtype=object),
         "K": np.array([2, 2, 2, 3, 3]),

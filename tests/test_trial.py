@@ -49,7 +49,7 @@ def reference_run(alg, params, num_arms, seed, observe, max_samples, epsilon=Non
     """The algorithm's ask/tell API driven directly, with the trial's documented key stream.
 
     For global DP, releases are computed from `pending_release` counts and exact per-arm sums
-    of the unreleased observations by `discrete.discrete_laplace` at ``resolution``,
+    of the unreleased observations by `discrete.noisy_mean` at ``resolution``,
     with bits from ``randbits`` or, if None, from the update's key (rehearsals).
     """
     select, stopping, pending, update, _ = _algorithm.compiled(alg)  # the same jitted API
@@ -76,7 +76,7 @@ def reference_run(alg, params, num_arms, seed, observe, max_samples, epsilon=Non
                     assert len(window[a]) == count
                     total = sum((Fraction(x) for x in window[a]), Fraction(0))
                     noise = discrete.exact_laplace(epsilon, m, bits)
-                    value[a] = float(discrete.discrete_laplace(total, count, m, noise))
+                    value[a] = float(discrete.noisy_mean(total, count, m, noise))
                     window[a] = []
             value = jnp.asarray(value, jnp.float32)
         state = update(key_update, state, jnp.int32(arm), jnp.float32(z), params, value)

@@ -94,14 +94,14 @@ def test_cohorts_in_any_order_equal_one_by_one(
 ):
     cap, binary = 700, outcomes == "binary"
     releases: list[list] = []
-    discrete_laplace = _release.discrete.discrete_laplace
+    noisy_mean = _release.discrete.noisy_mean
 
     def logged(total, count, resolution, noise):
-        value = discrete_laplace(total, count, resolution, noise)
+        value = noisy_mean(total, count, resolution, noise)
         releases[-1].append((total, count, resolution, value))
         return value
 
-    monkeypatch.setattr(_release.discrete, "discrete_laplace", logged)
+    monkeypatch.setattr(_release.discrete, "noisy_mean", logged)
     results = []
     for name in ("single", "ordered", "shuffled"):
         releases.append([])
@@ -204,12 +204,12 @@ MEANS = {MEANS!r}
 {inspect.getsource(outcome)}
 path, stall = sys.argv[1], sys.argv[2] == "stall"
 if stall:  # announce the first release, then hang inside it until killed
-    inner = discrete.discrete_laplace
+    inner = discrete.noisy_mean
     def hanging(*args):
         inner(*args)
         print("release", flush=True)
         time.sleep(600)
-    discrete.discrete_laplace = hanging
+    discrete.noisy_mean = hanging
 t = Trial.open(path)
 order = random.Random(os.getpid())
 while True:

@@ -212,7 +212,12 @@ def test_older_store_is_migrated_and_continues_exactly(schema, name, tmp_path):
     path.write_bytes((FIXTURES / f"schema{schema}_{name}.trial").read_bytes())
     expected = json.loads((FIXTURES / "schema2_expected.json").read_text())[name]
     assert expected["schema_version"] == 2  # publication layout 3 added the plugin (None here)
-    expected = {**expected, "schema_version": PUBLICATION_VERSION, "plugin": None}
+    # Layout 4 added the privacy measure: a store of that time reads as what it was, pure.
+    measure = {"adap_tt": "ε-DP (global, pure)", "ttucb": "not private"}[name]
+    expected = {
+        **expected, "schema_version": PUBLICATION_VERSION, "plugin": None,
+        "privacy_measure": measure,
+    }  # fmt: skip
     rng = np.random.default_rng(3)
     outcomes = rng.random(150)  # the fixtures' stream: one draw per outcome
     with Trial.open(path, read_only=True) as t:  # read as it is, written nothing

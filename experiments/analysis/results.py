@@ -23,8 +23,10 @@ stopping time the algorithm reports where it reports one other than τ
 keep_default_na=False, na_values=[""])`` reads a CSV of `write_csv` as `to_frame` gives its
 table (a plain ``pandas.read_csv`` also reads the ``threshold`` text ``n/a`` as NaN).
 
-Older CSVs read too: per-arm columns as one text column, −1 for not applicable, and no
-``counts`` or ``reported_tau`` columns (`OPTIONAL_COLUMNS`: read as missing).
+Older CSVs read too: per-arm columns as one text column, −1 for not applicable, no
+``counts`` or ``reported_tau`` columns (`OPTIONAL_COLUMNS`: read as missing), and no
+``privacy_measure`` column: every algorithm of jaxbai was pure ε-DP then, so a private row
+reads as ``"ε-DP (<its privacy>, pure)"`` and the others as ``"not private"``.
 
 Examples:
     >>> table = {"algorithm": np.array(["ttucb"]), "tau": np.array([12])}
@@ -45,6 +47,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
+from jaxbai.base.privacy import PURE, claim
 from jaxbai.simulation import frame_ints
 
 if TYPE_CHECKING:
@@ -91,6 +94,7 @@ class OptionalInt(float):
 RUN_COLUMNS: dict[str, type] = {
     "algorithm": str,
     "privacy": str,
+    "privacy_measure": str,
     "instance": str,
     "means": str,
     "K": int,
@@ -343,6 +347,8 @@ def _text_fields(name: str, columns: dict[str, list[str]], rows: int) -> list[st
             return []
     if name in OPTIONAL_COLUMNS:
         return [OPTIONAL_COLUMNS[name]] * rows
+    if name == "privacy_measure" and "privacy" in columns:  # written before measures: pure
+        return [claim(None if p == "none" else PURE, p) for p in columns["privacy"]]
     return None
 
 

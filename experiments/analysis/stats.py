@@ -64,7 +64,17 @@ __all__ = [
 Z95 = 1.959963984540054
 """Two-sided 95% standard normal quantile."""
 
-CELL_KEYS = ("algorithm", "privacy", "instance", "means", "K", "epsilon", "delta", "threshold")
+CELL_KEYS = (
+    "algorithm",
+    "privacy",
+    "privacy_measure",
+    "instance",
+    "means",
+    "K",
+    "epsilon",
+    "delta",
+    "threshold",
+)
 """Columns that identify a cell (all runs of one algorithm at one instance, ε, δ)."""
 
 SUMMARY_COLUMNS: dict[str, type] = {k: RUN_COLUMNS[k] for k in CELL_KEYS} | {

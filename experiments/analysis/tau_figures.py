@@ -363,10 +363,19 @@ def _panel(ax, summary: Table, spec: FigureSpec, instance: str, labels: Labels, 
     ax.set_xlim(*x_range)
     kind = "" if family == "bernoulli" else f" [{labels.instances[instance].describe()}]"
     ax.set_title(f"{instance} = ({', '.join(f'{m:g}' for m in means)}){kind}", fontsize=9)
-    ax.set_xlabel("δ" if spec.delta is None else "ε")
+    ax.set_xlabel("δ" if spec.delta is None else _epsilon_label(summary, spec), fontsize=8)
     ax.set_ylabel(_ylabel(spec))
     ax.grid(True, which="major", alpha=0.3)
     return modes - {None}
+
+
+def _epsilon_label(summary: Table, spec: FigureSpec) -> str:
+    """The ε axis's label, with the privacy measure(s) its private curves claim at that ε
+    (``privacy_measure``, `jaxbai.base.AlgorithmInfo.claim`), so that curves of different
+    measures on one axis say so."""
+    rows = np.isin(summary["algorithm"], spec.algorithms) & (summary["privacy"] != "none")
+    claims = sorted(set(summary["privacy_measure"][rows].tolist()))
+    return f"ε of {' | '.join(claims)}" if claims else "ε"
 
 
 def _hollow_rows(summary: Table, spec: FigureSpec) -> np.ndarray:

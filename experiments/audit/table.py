@@ -145,8 +145,9 @@ def _scalar(mechanism: Callable, delta: float = 0.0, fraction: int = 1) -> _Case
 
 
 def _delta(mechanism: Mechanism) -> float:
-    """The δ a participant mechanism is audited with: its γ, or 0 for pure ε-DP."""
-    return 0.0 if mechanism.gamma is None else mechanism.gamma
+    """The δ a participant mechanism is audited with: δ_p of its (ε, δ_p)-DP (γ of the
+    Gaussian mechanism), or 0 for pure ε-DP."""
+    return mechanism.measure.delta or 0.0
 
 
 def _simulated(mechanism: Mechanism, epsilon: float) -> _Case:

@@ -83,6 +83,7 @@ def _instance_rows(
     return {
         "algorithm": np.full(n, spec.label, dtype=object),
         "privacy": np.full(n, alg.info.privacy, dtype=object),
+        "privacy_measure": np.full(n, alg.info.claim, dtype=object),
         "instance": np.full(n, instance.name, dtype=object),
         "means": np.full(n, results.format_means(instance.means), dtype=object),
         "K": np.full(n, instance.num_arms, np.int64),

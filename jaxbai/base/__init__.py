@@ -14,7 +14,9 @@ callers test for with ``isinstance(obj, Capability)``:
 * `Estimator` (the means of a Top Two algorithm) — plus `ReleasingEstimator` and
   `EpisodicEstimator`;
 * `Mechanism` (the participant-side mechanism of a local-DP estimator, for simulations, real
-  trials and audits).
+  trials and audits);
+* `PrivacyMeasure` (what ε guarantees: pure ε-DP, (ε, δ_p)-DP or ρ-zCDP; `jaxbai.base.privacy`
+  holds the measures and their conversions).
 
 They are generic in their state and parameter types (``Algorithm[State, Params]``), pytrees the
 component defines: an algorithm's state has the members of `RunState`, an estimator's those of
@@ -36,6 +38,7 @@ from jaxbai.base.algorithms import (
 )
 from jaxbai.base.components import (
     PRIVACY_MODELS,
+    RELEASE_NOISES,
     AlgorithmInfo,
     AllocationTarget,
     ArmSums,
@@ -54,9 +57,12 @@ from jaxbai.base.components import (
     missing_members,
     protocol_members,
 )
+from jaxbai.base.privacy import PURE, PrivacyMeasure, approximate_dp, zcdp
 
 __all__ = [
     "PRIVACY_MODELS",
+    "PURE",
+    "RELEASE_NOISES",
     "Algorithm",
     "AlgorithmInfo",
     "AlgorithmWrapper",
@@ -73,6 +79,7 @@ __all__ = [
     "Mask",
     "Mechanism",
     "PerArm",
+    "PrivacyMeasure",
     "Release",
     "Releasing",
     "ReleasingEstimator",
@@ -82,6 +89,8 @@ __all__ = [
     "Scalar",
     "SeparableSettle",
     "SeparableStopping",
+    "approximate_dp",
     "missing_members",
     "protocol_members",
+    "zcdp",
 ]

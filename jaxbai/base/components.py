@@ -13,6 +13,8 @@ import jax
 import numpy as np
 from jax.typing import ArrayLike
 
+from jaxbai.base.privacy import PrivacyMeasure, claim
+
 __all__ = [
     "PRIVACY_MODELS",
     "AlgorithmInfo",
@@ -49,7 +51,10 @@ AsymptoticBound = Callable[[np.ndarray, float], float]
 """A bound on lim sup E[τ]/log(1/δ) of an algorithm: (means (K,), ε) → float."""
 
 PRIVACY_MODELS = ("none", "local", "global")
-"""Trust models: no privacy, ε-local DP (Definition 7), ε-global DP (Definition 8)."""
+"""Trust models: no privacy, local DP (Definition 7), global DP (Definition 8)."""
+
+RELEASE_NOISES = ("laplace", "gaussian")
+"""The noise of a global-DP algorithm's releases (`AlgorithmInfo.release_noise`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,11 +62,16 @@ class AlgorithmInfo:
     """What an algorithm is, for the engine, trials and reports (static metadata).
 
     Attributes:
-        privacy: one of `PRIVACY_MODELS`.
+        privacy: one of `PRIVACY_MODELS`, the trust model.
         takes_epsilon: whether ε is a parameter (False: ε is ignored, e.g. TTUCB).
         participant_mechanism: the `Mechanism` participants run on their reward (local DP),
             else ``None``; its own options (γ of the Gaussian mechanism) are its attributes.
         unit_interval: whether privacy needs rewards in [0, 1].
+        measure: what ε guarantees (`jaxbai.base.PrivacyMeasure`), ``None`` without privacy;
+            under local DP the participant mechanism's.
+        release_noise: the noise of a global-DP algorithm's releases, one of `RELEASE_NOISES`
+            (Laplace: pure ε-DP; Gaussian: zCDP or (ε, δ)-DP, never pure: its privacy loss is
+            unbounded), else ``None``; a trial releases with exact noise of this kind.
         allocation_target: the allocation ω* that the sampling rule is known to converge to,
             ``(means (K,), epsilons (E,)) → (E, K)`` float64 on the host; None where none is
             known (an eliminating algorithm, a target the paper does not state, a component
@@ -78,6 +88,8 @@ class AlgorithmInfo:
     takes_epsilon: bool
     participant_mechanism: Mechanism | None = None
     unit_interval: bool = False
+    measure: PrivacyMeasure | None = None
+    release_noise: str | None = None
     allocation_target: AllocationTarget | None = dataclasses.field(
         default=None, repr=False, compare=False
     )
@@ -95,16 +107,54 @@ class AlgorithmInfo:
                 f"a {self.privacy}-DP algorithm takes ε (takes_epsilon=True): without it its "
                 "mechanism would run at ε = ∞ and publish raw rewards"
             )
+        if (self.measure is None) != (self.privacy == "none"):
+            raise ValueError(
+                "a private algorithm states its privacy measure (jaxbai.base.PrivacyMeasure: "
+                "what ε guarantees), and only a private one"
+            )
+        mechanism = self.participant_mechanism
+        if mechanism is not None and self.measure != mechanism.measure:
+            raise ValueError(
+                f"a local-DP algorithm's measure is its participant mechanism's "
+                f"({mechanism.measure}), got {self.measure}"
+            )
+        _check_release_noise(self.release_noise, self.measure, self.privacy)
+
+    @property
+    def claim(self) -> str:
+        """The privacy claim in words (`jaxbai.base.PrivacyMeasure.describe`), e.g.
+        ``"ε-DP (global, pure)"``; ``"not private"`` without privacy."""
+        return claim(self.measure, self.privacy)
+
+
+def _check_release_noise(noise: str | None, measure: PrivacyMeasure | None, privacy: str) -> None:
+    """ValueError unless ``noise`` (`AlgorithmInfo.release_noise`) fits the trust model and the
+    measure: only global DP releases; Laplace noise gives pure ε-DP, Gaussian noise zCDP or
+    (ε, δ)-DP and never pure ε-DP (its privacy loss is unbounded)."""
+    if noise is None:
+        return
+    if privacy != "global":
+        raise ValueError(f"release noise goes with global DP, got {noise!r} under {privacy!r}")
+    if noise not in RELEASE_NOISES:
+        raise ValueError(f"release noise must be one of {RELEASE_NOISES}, got {noise!r}")
+    if noise == "laplace" and measure.kind != "pure":
+        raise ValueError(f"Laplace releases give pure ε-DP: state PURE, not {measure}")
+    if noise == "gaussian" and measure.kind == "pure":
+        raise ValueError(
+            "Gaussian releases have unbounded privacy loss: they are not pure ε-DP (state "
+            "zcdp() or approximate_dp(δ_p), jaxbai.base.privacy)"
+        )
 
 
 class Release(NamedTuple):
-    """What an update would publish through the Laplace mechanism (global DP).
+    """What an update would publish (global DP), with the algorithm's `AlgorithmInfo.release_noise`.
 
     Attributes:
         due: bool scalar, whether this update releases noisy means.
         means: the non-private means that would be released, float32 ``(K,)`` (0 elsewhere).
-        counts: number of samples behind each released mean (0 where none), int32 ``(K,)``;
-            the Laplace scale for arm ``a`` is ``1/(epsilon * counts[a])``.
+        counts: number of samples behind each released mean (0 where none), int32 ``(K,)``:
+            the mean of arm ``a`` has sensitivity ``1/counts[a]`` for rewards in [0, 1], and
+            its noise the scale `release_scale` gives.
     """
 
     due: Scalar
@@ -180,13 +230,14 @@ class Mechanism(Protocol):
         outputs: the finite set of values it outputs, ascending (``(0.0, 1.0)`` for randomised
             response), or ``None`` where it outputs any finite real; a trial records nothing
             else.
-        gamma: γ of its (ε, γ)-local-DP guarantee (Alg. 8, Remark 13), ``None`` for pure
-            ε-local DP; the audit certifies it with δ = γ.
+        measure: what ε guarantees (`jaxbai.base.PrivacyMeasure`): pure ε-DP, or (ε, γ)-DP
+            for the Gaussian mechanism (Alg. 8, Remark 13), which the audit certifies with
+            δ = γ.
     """
 
     name: str
     outputs: tuple[float, ...] | None
-    gamma: float | None
+    measure: PrivacyMeasure
 
     def added_variance(self, epsilon: jax.Array) -> jax.Array:
         """Variance it adds to a reward, added to the σ² of costs, bonuses and thresholds
@@ -238,11 +289,14 @@ class Estimator(Protocol[EstimateT]):
             `Mechanism.added_variance` to σ², Remark 13), else ``None``: observations are the
             raw rewards.
         unit_observations: observations given to `observe` must lie in [0, 1] (global DP).
+        measure: what ε guarantees (`jaxbai.base.PrivacyMeasure`), ``None`` without privacy;
+            under local DP its participant mechanism's.
     """
 
     privacy: str
     participant_mechanism: Mechanism | None
     unit_observations: bool
+    measure: PrivacyMeasure | None
 
     def init(self, num_arms: int) -> EstimateT:
         """The state before any observation (means 0, local counts 0)."""
@@ -267,7 +321,14 @@ class Estimator(Protocol[EstimateT]):
 @runtime_checkable
 class ReleasingEstimator(Protocol[EstimateT]):
     """Capability of a global-DP `Estimator` whose noisy releases a caller can supply (trials
-    release with exact discrete noise from the operating system's CSPRNG)."""
+    release with exact discrete noise from the operating system's CSPRNG).
+
+    Attributes:
+        release_noise: the noise its releases carry, one of `RELEASE_NOISES`, at the scale
+            `release_scale` gives (`AlgorithmInfo.release_noise`).
+    """
+
+    release_noise: str
 
     def pending_release(
         self, estimate: EstimateT, counts: PerArm, pulled: Mask, z: Scalar, params: object

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import jax.numpy as jnp
 
 from jaxbai import mechanisms
 from jaxbai.arrays import compensated, kahan_add
-from jaxbai.base import Key, Mask, Mechanism, PerArm, Release, Scalar
+from jaxbai.base import PURE, Key, Mask, Mechanism, PerArm, PrivacyMeasure, Release, Scalar
 from jaxbai.estimators.episodic import Episodic
 from jaxbai.estimators.mle import zeros
 
@@ -66,6 +66,8 @@ class CumulativeLaplace(Episodic):
     privacy: str = "global"
     participant_mechanism: Mechanism | None = None
     unit_observations: bool = True
+    measure: ClassVar[PrivacyMeasure | None] = PURE
+    release_noise: ClassVar[str] = "laplace"
 
     def __post_init__(self) -> None:
         if self.episodes != "per_arm":
@@ -86,11 +88,11 @@ class CumulativeLaplace(Episodic):
         grid = counts.astype(jnp.float32) >= ratio * estimate.phase_start.astype(jnp.float32)
         return grown & grid
 
-    def _before_noise(self, estimate, sums, error) -> PerArm:
-        """S̃_a plus the rewards since the last phase change, before this phase's noise."""
-        return compensated(estimate.noisy_sums, estimate.noisy_sums_error) + compensated(
-            sums, error
-        )
+    def increment_noise(self, u: Scalar, epsilon: Scalar) -> Scalar:
+        """The noise of one increment (a sum of rewards in [0, 1], sensitivity 1) from a
+        uniform ``u`` ∈ (0, 1): Lap(1/ε), ε-DP. A variant with other noise overrides this and
+        states its `measure` and `release_noise` (docs/algorithms.md has a zCDP one)."""
+        return mechanisms.laplace_from_uniform(u, 1.0 / epsilon)
 
     def pending_release(
         self, estimate: CumulativeEstimate, counts: PerArm, pulled: Mask, z: Scalar, params: Any
@@ -145,8 +147,7 @@ class CumulativeLaplace(Episodic):
         a released noisy mean of the phase), Ñ_a ← N_a, μ̃_a = S̃_a/Ñ_a for the ``due`` arms;
         their phase sums restart."""
         if release is None:
-            noise = mechanisms.laplace_from_uniform(u, 1.0 / params.epsilon)
-            increment = compensated(sums, error) + noise
+            increment = compensated(sums, error) + self.increment_noise(u, params.epsilon)
         else:
             window = self.episode_pulls(estimate, counts).astype(jnp.float32)
             increment = jnp.asarray(release, jnp.float32) * window

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from jaxbai import mechanisms
 from jaxbai.arrays import compensated, every, kahan_add, uniform_from_bits
-from jaxbai.base import Key, Mask, Mechanism, PerArm, Release, Scalar
+from jaxbai.base import PURE, Key, Mask, Mechanism, PerArm, PrivacyMeasure, Release, Scalar
 from jaxbai.estimators.mle import zeros
 
 __all__ = ["DAF", "DPA", "EPISODE_MODES", "EpisodeEstimate", "Episodic", "check_episodes"]
@@ -122,6 +122,8 @@ class DAF(Episodic):
     """None: the trusted curator sees raw rewards (global DP); its Laplace noise is accounted
     for by the private thresholds, not by σ²."""
     unit_observations: bool = True
+    measure: ClassVar[PrivacyMeasure | None] = PURE
+    release_noise: ClassVar[str] = "laplace"
 
     def _phase_end(
         self, estimate: EpisodeEstimate, counts: PerArm, pulled: Mask, z: Scalar
@@ -216,6 +218,7 @@ class DPA(Episodic):
     privacy: str = "none"
     participant_mechanism: Mechanism | None = None
     unit_observations: bool = False
+    measure: ClassVar[PrivacyMeasure | None] = None
 
     def observe(
         self,

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 from jaxbai import mechanisms
 from jaxbai.arrays import compensated, kahan_add
-from jaxbai.base import Key, Mask, Mechanism, PerArm, Scalar
+from jaxbai.base import Key, Mask, Mechanism, PerArm, PrivacyMeasure, Scalar
 
 __all__ = ["CTB", "MLE", "GaussianMechanism", "MeanEstimate", "zeros"]
 
@@ -45,6 +45,12 @@ class MLE:
     privacy: str = "none"
     participant_mechanism: Mechanism | None = None
     unit_observations: bool = False
+
+    @property
+    def measure(self) -> PrivacyMeasure | None:
+        """The participant mechanism's measure (local DP), else ``None`` (no privacy)."""
+        mechanism = self.participant_mechanism
+        return None if mechanism is None else mechanism.measure
 
     def init(self, num_arms: int) -> MeanEstimate:
         """No observation yet."""

@@ -1,4 +1,4 @@
-"""Exact discrete Laplace noise for the releases of real trials (global DP).
+"""Exact discrete Laplace and discrete Gaussian noise for the releases of real trials (global DP).
 
 A DAF phase (Alg. 5) or DP-SE epoch releases the mean of ``count`` rewards. Here the release
 adds *discrete* Laplace noise to an *integer* statistic, so no floating-point operation touches
@@ -27,11 +27,20 @@ theory thresholds as printed keep the error probability below δ (1 + (c − 1)/
 below δ for a trial created with δ/c. (With m = 1, DLap(1/ε) on the integer sum, c would be
 1 + tanh(ε/2), up to 2: this is why binary outcomes use the grid too, where it is exact.)
 
+Discrete Gaussian (ρ-zCDP releases, `jaxbai.base.privacy`). ``N_Z(0, σ²)`` with
+``P(X = x) ∝ exp(−x²/(2σ²))`` on the integers; added to an integer of sensitivity m it is exactly
+m²/(2σ²)-zCDP (Canonne, Kamath & Steinke 2020, Theorem 4), so σ = m/√(2ρ) with ρ = c·ε² gives
+the estimator's zCDP at ε, on the same grid 1/m (m from `release_resolution` at ε√(2c), so the
+step is at most 1 % of the noise's σ on the sum). It has variance at most σ² and is
+σ-sub-Gaussian (ibid., Corollary 9): no heavier-tailed than the continuous Gaussian it replaces.
+
 Samplers. `opendp_laplace` uses OpenDP's Laplace measurement on an integer domain (the exact
 Canonne–Kamath–Steinke discrete Laplace sampler, drawn from the operating system's CSPRNG,
 with OpenDP's privacy map): real trials use it (``pip install opendp``). `exact_laplace` is the
 same algorithm (Canonne, Kamath & Steinke 2020, Alg. 1–2) in integer and `fractions.Fraction`
 arithmetic over any source of random bits: rehearsals (a seeded source) and tests use it.
+`opendp_gaussian` and `exact_gaussian` are the same pair for the discrete Gaussian (OpenDP's
+``make_gaussian`` on integers; Canonne, Kamath & Steinke 2020, Alg. 3).
 
 Examples:
   >>> import random
@@ -54,8 +63,10 @@ __all__ = [
     "GRID_FRACTION",
     "IntegerNoise",
     "RandBits",
-    "discrete_laplace",
+    "exact_gaussian",
     "exact_laplace",
+    "noisy_mean",
+    "opendp_gaussian",
     "opendp_laplace",
     "release_resolution",
     "round_to_grid",
@@ -72,13 +83,14 @@ _INT64_MAX = 2**63 - 1
 
 
 class IntegerNoise(NamedTuple):
-    """A discrete Laplace mechanism on integers of a given sensitivity.
+    """A discrete Laplace or discrete Gaussian mechanism on integers of a given sensitivity.
 
     Attributes:
-      add: ``x ↦ x + DLap(sensitivity/ε)``.
-      epsilon: the mechanism's effective ε (at most the target): exactly the target for
-        `exact_laplace`, OpenDP's privacy map for `opendp_laplace`.
-      scale: the noise scale t actually used.
+      add: ``x ↦ x + DLap(sensitivity/ε)``, or ``x + N_Z(0, σ²)``.
+      epsilon: the mechanism's effective ε (at most the target): exactly the target for the
+        exact samplers, OpenDP's privacy map for OpenDP's (for the discrete Gaussian the ε
+        whose ρ = c·ε² the map gives).
+      scale: the noise scale actually used: t of the Laplace, σ of the Gaussian.
     """
 
     add: Callable[[int], int]
@@ -122,16 +134,17 @@ def round_to_grid(total: Fraction, resolution: int) -> int:
     return math.floor(resolution * total + Fraction(1, 2))
 
 
-def discrete_laplace(total: Fraction, count: int, resolution: int, noise: IntegerNoise) -> Fraction:
-    """ε-DP mean of ``count`` rewards in [0, 1] from their exact sum (Alg. 5, line 7).
+def noisy_mean(total: Fraction, count: int, resolution: int, noise: IntegerNoise) -> Fraction:
+    """The private mean of ``count`` rewards in [0, 1] from their exact sum (Alg. 5, line 7).
 
-    ``(round_to_grid(total, m) + DLap(m/ε)) / (m · count)``; ``noise`` must have sensitivity
-    m = ``resolution``. Exact: the caller rounds the result once, for the algorithm's state.
+    ``(round_to_grid(total, m) + noise) / (m · count)``, the noise of sensitivity
+    m = ``resolution``: DLap(m/ε) (ε-DP) or a discrete Gaussian (`exact_gaussian`, ρ-zCDP).
+    Exact: the caller rounds the result once, for the algorithm's state.
 
     Examples:
       >>> import random
       >>> noise = exact_laplace(2.0, 1, random.Random(1).getrandbits)
-      >>> discrete_laplace(Fraction(3), 4, 1, noise).denominator in (1, 2, 4)
+      >>> noisy_mean(Fraction(3), 4, 1, noise).denominator in (1, 2, 4)
       True
     """
     if count < 1:
@@ -206,6 +219,54 @@ def exact_laplace(epsilon: float, sensitivity: int, randbits: RandBits) -> Integ
     )
 
 
+def _bernoulli_exp_any(gamma: Fraction, randbits: RandBits) -> bool:
+    """True with probability exactly exp(−γ), γ ≥ 0 rational: exp(−1)^⌊γ⌋ · exp(−(γ − ⌊γ⌋))
+    (Canonne et al. 2020, Alg. 1)."""
+    whole = math.floor(gamma)
+    for _ in range(whole):
+        if not _bernoulli_exp(Fraction(1), randbits):
+            return False
+    return _bernoulli_exp(gamma - whole, randbits)
+
+
+def _sample_discrete_gaussian(sigma2: Fraction, randbits: RandBits) -> int:
+    """One draw of N_Z(0, σ²), σ² > 0 rational (Canonne et al. 2020, Alg. 3): a DLap(t) draw
+    Y, t = ⌊σ⌋ + 1, kept with probability exp(−(|Y| − σ²/t)²/(2σ²))."""
+    t = math.isqrt(math.floor(sigma2)) + 1  # ⌊σ⌋ + 1
+    while True:
+        y = _sample_discrete_laplace(Fraction(t), randbits)
+        if _bernoulli_exp_any((abs(y) - sigma2 / t) ** 2 / (2 * sigma2), randbits):
+            return y
+
+
+def _gaussian_sigma2(epsilon: float, sensitivity: int, rho_per_epsilon_squared: float) -> Fraction:
+    """σ² = m²/(2ρ), ρ = c·ε², exactly (the doubles as rationals)."""
+    _check(epsilon, sensitivity)
+    if not (math.isfinite(rho_per_epsilon_squared) and rho_per_epsilon_squared > 0):
+        raise ValueError(f"ρ/ε² must be positive and finite, got {rho_per_epsilon_squared!r}")
+    rho = Fraction(rho_per_epsilon_squared) * Fraction(epsilon) ** 2
+    return Fraction(sensitivity) ** 2 / (2 * rho)
+
+
+def exact_gaussian(
+    epsilon: float, sensitivity: int, randbits: RandBits, rho_per_epsilon_squared: float = 0.5
+) -> IntegerNoise:
+    """Discrete Gaussian with σ² exactly m²/(2c ε²) (ρ = c·ε²-zCDP at sensitivity m), from
+    ``randbits`` (integer arithmetic); ``scale`` is σ rounded to a fraction (σ² is exact).
+
+    Examples:
+      >>> import random
+      >>> noise = exact_gaussian(0.5, 4, random.Random(0).getrandbits)
+      >>> noise.scale, noise.epsilon, isinstance(noise.add(3), int)
+      (Fraction(8, 1), 0.5, True)
+    """
+    sigma2 = _gaussian_sigma2(epsilon, sensitivity, rho_per_epsilon_squared)
+    scale = Fraction(math.sqrt(sigma2)).limit_denominator(2**32)
+    return IntegerNoise(
+        lambda x: x + _sample_discrete_gaussian(sigma2, randbits), float(epsilon), scale
+    )
+
+
 # ------------------------------------------------------------------------------ OpenDP
 def _check(epsilon: float, sensitivity: int) -> None:
     if not (math.isfinite(epsilon) and epsilon > 0):
@@ -237,6 +298,54 @@ def _opendp_measurement(epsilon: float, sensitivity: int):
         scale = math.nextafter(scale, math.inf)
 
 
+@functools.cache
+def _opendp_gaussian_measurement(epsilon: float, sensitivity: int, c: float):
+    """OpenDP's integer Gaussian measurement whose zCDP map at ``sensitivity`` is ≤ c·ε²."""
+    dp = _opendp()
+    space = dp.atom_domain(T="i64"), dp.absolute_distance(T="i64")
+    scale = sensitivity / (math.sqrt(2 * c) * epsilon)
+    while True:
+        measurement = dp.m.make_gaussian(*space, scale=scale)
+        if measurement.map(sensitivity) <= c * epsilon**2:
+            return measurement, scale
+        scale = math.nextafter(scale, math.inf)
+
+
+def _checked_add(measurement) -> Callable[[int], int]:
+    """``x ↦ measurement(x)`` for x in OpenDP's 64-bit range (with room for the noise)."""
+
+    def add(x: int) -> int:
+        if abs(x) > _INT64_MAX // 2:
+            raise ValueError(f"statistic {x} is out of OpenDP's 64-bit integer range")
+        return int(measurement(x))
+
+    return add
+
+
+def opendp_gaussian(
+    epsilon: float, sensitivity: int, rho_per_epsilon_squared: float = 0.5
+) -> IntegerNoise:
+    """Discrete Gaussian from the operating system's CSPRNG, by OpenDP (``make_gaussian``).
+
+    The scale is m/(√(2c)·ε) rounded to a double, nudged up until OpenDP's zCDP map reports at
+    most ρ = c·ε²; the effective ε is √(map/c).
+
+    Raises:
+      RuntimeError: OpenDP is not installed.
+      ValueError: ε not finite and > 0, a bad sensitivity or c.
+
+    Examples:
+      >>> noise = opendp_gaussian(0.5, 4)
+      >>> float(noise.scale), noise.epsilon, isinstance(noise.add(3), int)
+      (8.0, 0.5, True)
+    """
+    _gaussian_sigma2(epsilon, sensitivity, rho_per_epsilon_squared)  # checks the arguments
+    c = float(rho_per_epsilon_squared)
+    measurement, scale = _opendp_gaussian_measurement(float(epsilon), sensitivity, c)
+    rho = measurement.map(sensitivity)
+    return IntegerNoise(_checked_add(measurement), math.sqrt(rho / c), Fraction(scale))
+
+
 def opendp_laplace(epsilon: float, sensitivity: int) -> IntegerNoise:
     """Discrete Laplace from the operating system's CSPRNG, by OpenDP (``make_laplace``).
 
@@ -254,10 +363,6 @@ def opendp_laplace(epsilon: float, sensitivity: int) -> IntegerNoise:
     """
     _check(epsilon, sensitivity)
     measurement, scale = _opendp_measurement(float(epsilon), sensitivity)
-
-    def add(x: int) -> int:
-        if abs(x) > _INT64_MAX // 2:
-            raise ValueError(f"statistic {x} is out of OpenDP's 64-bit integer range")
-        return int(measurement(x))
-
-    return IntegerNoise(add, float(measurement.map(sensitivity)), Fraction(scale))
+    return IntegerNoise(
+        _checked_add(measurement), float(measurement.map(sensitivity)), Fraction(scale)
+    )

@@ -22,7 +22,7 @@ from jax.typing import ArrayLike
 
 from jaxbai import checks
 from jaxbai.arrays import uniform_from_bits
-from jaxbai.base import Mechanism
+from jaxbai.base import PURE, Mechanism, PrivacyMeasure, approximate_dp
 from jaxbai.mechanisms import secure
 
 __all__ = [
@@ -134,7 +134,7 @@ class RandomisedResponse:
 
     name: ClassVar[str] = "randomised response"
     outputs: ClassVar[tuple[float, ...] | None] = (0.0, 1.0)
-    gamma: ClassVar[float | None] = None
+    measure: ClassVar[PrivacyMeasure] = PURE
 
     def added_variance(self, epsilon: jax.Array) -> jax.Array:
         """0: bits are ½-sub-Gaussian, so CTB-TT's σ = 1/2 covers them (Alg. 7)."""
@@ -171,6 +171,11 @@ class GaussianNoise:
     def __post_init__(self) -> None:
         object.__setattr__(self, "gamma", checks.check_mechanism_gamma(self.gamma))
 
+    @property
+    def measure(self) -> PrivacyMeasure:
+        """(ε, γ)-DP (Remark 13)."""
+        return approximate_dp(self.gamma)
+
     def added_variance(self, epsilon: jax.Array) -> jax.Array:
         """σ²_{ε,γ}, added to the reward's σ² (Remark 13)."""
         return gaussian_mechanism_sigma(epsilon, self.gamma) ** 2
@@ -197,7 +202,7 @@ class LaplaceNoise:
 
     name: ClassVar[str] = "Laplace mechanism"
     outputs: ClassVar[tuple[float, ...] | None] = None
-    gamma: ClassVar[float | None] = None
+    measure: ClassVar[PrivacyMeasure] = PURE
 
     def added_variance(self, epsilon: jax.Array) -> jax.Array:
         """Var Lap(1/ε) = 2/ε² (Appendix B)."""

@@ -106,16 +106,17 @@ class TopTwo:
     def __post_init__(self) -> None:
         if self.ties not in TIE_RULES:
             raise ValueError(f"{self.name}: ties must be one of {TIE_RULES}, got {self.ties!r}")
-        missing = missing_members(self.estimator, Estimator)
-        if missing:
-            raise ValueError(f"{self.name}: the estimator lacks {', '.join(missing)}")
-        mechanism = self.estimator.participant_mechanism
+        # The mechanism first: an estimator's measure may be its mechanism's.
+        mechanism = getattr(self.estimator, "participant_mechanism", None)
         missing = [] if mechanism is None else missing_members(mechanism, Mechanism)
         if missing:
             raise ValueError(
                 f"{self.name}: the estimator's participant mechanism {mechanism!r} lacks "
                 f"{', '.join(missing)} (jaxbai.base.Mechanism)"
             )
+        missing = missing_members(self.estimator, Estimator)
+        if missing:
+            raise ValueError(f"{self.name}: the estimator lacks {', '.join(missing)}")
         episodic = isinstance(self.estimator, EpisodicEstimator)
         if episodic != isinstance(self, Episodic):
             kind = "EpisodicTopTwo" if episodic else "TopTwo"
@@ -139,6 +140,8 @@ class TopTwo:
             takes_epsilon=self.takes_epsilon,
             participant_mechanism=mechanism,
             unit_interval=mechanism is not None or est.unit_observations,
+            measure=est.measure,
+            release_noise=est.release_noise if isinstance(est, ReleasingEstimator) else None,
             **self._guaranteed(),
         )
 

@@ -22,6 +22,7 @@ import jax
 
 from jaxbai import checks, plugins
 from jaxbai.base import Algorithm, Episodic, Mechanism, Releasing
+from jaxbai.base.privacy import CALIBRATED_RELEASES
 from jaxbai.registry import ALGORITHMS, BUILT_IN_NAMES, AlgorithmEntry
 from jaxbai.trial._config import NOISE_MODES, OUTCOMES, TrialConfig
 
@@ -117,18 +118,34 @@ def build(config: TrialConfig) -> tuple[Algorithm, Any]:
     """The algorithm (built by its registry entry) and its numeric parameters.
 
     Raises:
-      ValueError: a global-DP algorithm that is not `jaxbai.base.Releasing` (a trial must
-        supply its releases, with exact noise from the CSPRNG).
+      ValueError: a global-DP algorithm whose releases a trial cannot supply (`check_releases`).
     """
     alg = algorithm_entry(config)(**config.options)
-    if alg.info.privacy == "global" and not isinstance(alg, Releasing):
-        raise ValueError(
-            f"{config.algorithm} is global-DP but has no pending_release: a trial cannot supply "
-            "its releases (jaxbai.base.Releasing)"
-        )
+    if alg.info.privacy == "global":
+        check_releases(config.algorithm, alg)
     if not alg.info.takes_epsilon:
         return alg, alg.params(delta=config.delta)
     return alg, alg.params(epsilon=config.epsilon, delta=config.delta)
+
+
+def check_releases(name: str, alg: Algorithm) -> None:
+    """ValueError unless a trial can supply the releases of global-DP ``alg``: it hands them
+    to the caller (`jaxbai.base.Releasing`, its estimator a `jaxbai.base.ReleasingEstimator`
+    that states its `jaxbai.base.AlgorithmInfo.release_noise`) and their noise has an exact
+    sampler here: discrete Laplace under ε-DP, discrete Gaussian under ρ-zCDP
+    (`jaxbai.base.privacy.CALIBRATED_RELEASES`)."""
+    info = alg.info
+    if not isinstance(alg, Releasing) or info.release_noise is None:
+        raise ValueError(
+            f"{name} is global-DP but states no releases a trial can supply: its estimator "
+            "needs pending_release and release_noise (jaxbai.base.ReleasingEstimator)"
+        )
+    if (info.release_noise, info.measure.kind) not in CALIBRATED_RELEASES:
+        raise ValueError(
+            f"{name} releases {info.release_noise} noise under {info.claim}, and a trial has no "
+            "secure sampler for that pair: trials release exact discrete Laplace noise under "
+            "ε-DP and exact discrete Gaussian noise under ρ-zCDP (jaxbai.base.zcdp)"
+        )
 
 
 def check_config(config: TrialConfig) -> TrialConfig:

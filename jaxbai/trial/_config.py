@@ -17,9 +17,9 @@ SCHEMA_VERSION = 4
 flat Top Two state, `jaxbai.trial._schema2`) and 3 (no integrity digest, no session mark) and
 refuses any other."""
 
-PUBLICATION_VERSION = 3
-"""Version of the publication layout (`Trial.publish`). Version 3 added ``plugin``; version 2
-was unchanged since store schema 2."""
+PUBLICATION_VERSION = 4
+"""Version of the publication layout (`Trial.publish`). Version 4 added ``privacy_measure``,
+version 3 ``plugin``; version 2 was unchanged since store schema 2."""
 
 PLUGIN_PRIVACY_CLAIM = "claimed by the plugin; jaxbai does not check a plugin's privacy"
 """The ``privacy_claim`` of a plugin's algorithm in a publication (`Trial.publish`)."""
@@ -35,7 +35,8 @@ the noise scale. ``"binary"``: rewards 0 or 1, released exactly (integer phase s
 
 PUBLISHED_FIELDS = frozenset(
     {
-        "format", "schema_version", "algorithm", "plugin", "options", "privacy", "num_arms",
+        "format", "schema_version", "algorithm", "plugin", "options", "privacy",
+        "privacy_measure", "num_arms",
         "epsilon", "delta", "gamma", "clip", "noise", "outcomes", "resolution", "release_epsilon",
         "actions", "stopped", "stopping_time", "recommendation",
     }
@@ -104,6 +105,8 @@ class TrialStatus:
         None for jaxbai's own; then ``privacy`` is that code's own claim, which jaxbai does not
         check.
       privacy: ``"none"``, ``"local"`` or ``"global"``.
+      privacy_measure: what ε guarantees, in words (`jaxbai.base.AlgorithmInfo.claim`), e.g.
+        ``"ε-DP (global, pure)"``.
       num_arms: K.
       epsilon: ε (``None`` when not private).
       delta: δ.
@@ -124,6 +127,7 @@ class TrialStatus:
     algorithm: str
     plugin: str | None
     privacy: str
+    privacy_measure: str
     num_arms: int
     epsilon: float | None
     delta: float

@@ -3,12 +3,15 @@
 The trial keeps, per arm, the count and exact sum of the observations not yet released (its
 *windows*). Before an update it asks the algorithm's `pending_release` which means the update
 would release and from how many samples; it checks those counts against its windows, releases
-each mean with `jaxbai.mechanisms.discrete.discrete_laplace` and hands the values to
-``update(release=...)``, so the algorithm's own (PRNG) Laplace draws are never used.
+each mean with `jaxbai.mechanisms.discrete.noisy_mean` and hands the values to
+``update(release=...)``, so the algorithm's own (PRNG) draws are never used.
 
-Where the noise comes from (``noise`` of the trial's configuration):
+The noise is the one the algorithm declares (`jaxbai.base.AlgorithmInfo.release_noise`), at the
+scale its measure gives (`jaxbai.base.privacy.release_scale`): discrete Laplace for pure ε-DP,
+discrete Gaussian for ρ-zCDP (`jaxbai.mechanisms.discrete`). Where it comes from (``noise`` of
+the trial's configuration):
 
-* ``"secure"``: OpenDP's discrete Laplace from the operating system's CSPRNG, or, when a test
+* ``"secure"``: OpenDP's sampler from the operating system's CSPRNG, or, when a test
   injects a bit source, the exact sampler over it;
 * ``"prng"``: the exact sampler over a generator seeded by the update's JAX key, so a rehearsal
   is reproducible from its seed, and recording outcomes in cohorts gives the same noise as
@@ -17,6 +20,7 @@ Where the noise comes from (``noise`` of the trial's configuration):
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 from fractions import Fraction
@@ -66,10 +70,14 @@ class Releaser:
         self._randbits = randbits
         self.resolution: int | None = None
         self._secure: discrete.IntegerNoise | None = None
+        self._gaussian = alg.info.release_noise == "gaussian"
+        self._c = alg.info.measure.rho_per_epsilon_squared if self._gaussian else None
         if alg.info.privacy == "global":
-            self.resolution = discrete.release_resolution(config.epsilon)
+            # The grid step is at most 1 % of the noise's scale on a sum, 1/ε or 1/(ε√(2c)).
+            grid_epsilon = config.epsilon * (math.sqrt(2 * self._c) if self._gaussian else 1.0)
+            self.resolution = discrete.release_resolution(grid_epsilon)
             if not self._prng and randbits is None:
-                self._secure = discrete.opendp_laplace(config.epsilon, self.resolution)
+                self._secure = self._sampler(None)
 
     @property
     def epsilon(self) -> float | None:
@@ -87,16 +95,27 @@ class Releaser:
         else:
             source = "the operating system CSPRNG (OpenDP)"
         sums = "integer" if self._binary else "rounded"
+        kind = "gaussian" if self._gaussian else "laplace"
         return (
-            f"exact discrete laplace on {sums} phase sums on the grid 1/{self.resolution}, "
+            f"exact discrete {kind} on {sums} phase sums on the grid 1/{self.resolution}, "
             f"from {source}"
         )
+
+    def _sampler(self, randbits: discrete.RandBits | None) -> discrete.IntegerNoise:
+        """The declared noise at sensitivity m: OpenDP's (``randbits`` None) or the exact one."""
+        eps, m = self._epsilon, self.resolution
+        if self._gaussian:
+            if randbits is None:
+                return discrete.opendp_gaussian(eps, m, self._c)
+            return discrete.exact_gaussian(eps, m, randbits, self._c)
+        if randbits is None:
+            return discrete.opendp_laplace(eps, m)
+        return discrete.exact_laplace(eps, m, randbits)
 
     def _noise(self, key: jax.Array) -> discrete.IntegerNoise:
         if self._secure is not None:
             return self._secure
-        randbits = _seeded_bits(key) if self._prng else self._randbits
-        return discrete.exact_laplace(self._epsilon, self.resolution, randbits)
+        return self._sampler(_seeded_bits(key) if self._prng else self._randbits)
 
     def release(
         self,
@@ -137,7 +156,7 @@ class Releaser:
                     f"the algorithm would release a mean of {count} samples of arm {a}, but the "
                     f"trial holds {held} unreleased ones: refusing an unaccounted release"
                 )
-            mean = discrete.discrete_laplace(total, count, self.resolution, noise)
+            mean = discrete.noisy_mean(total, count, self.resolution, noise)
             release[a] = float(mean)
             updated[a] = (0, Fraction(0))
         return jnp.asarray(release, jnp.float32), tuple(updated)

@@ -254,13 +254,9 @@ class Trial:
 
     @property
     def mechanism(self) -> Mechanism | None:
-        """The participants' mechanism (``alg.info.participant_mechanism``; local DP), which
-        they run with `jaxbai.mechanisms.secure.privatize_locally`, else None."""
+        """The participants' mechanism (local DP; they run it with
+        `jaxbai.mechanisms.secure.privatize_locally`), else None; its measure's δ_p is γ."""
         return self._alg.info.participant_mechanism
-
-    def _gamma(self) -> float | None:
-        """γ of the participants' (ε, γ) mechanism (``gauss_ldp_tt``), else None."""
-        return None if self.mechanism is None else self.mechanism.gamma
 
     # --- assignments --------------------------------------------------------------------------
     def _stopping(self) -> tuple[bool, int]:
@@ -422,11 +418,13 @@ class Trial:
         return Snapshot(key, state, snap.samples + 1, windows)
 
     # --- reporting ----------------------------------------------------------------------------
+    def _gamma(self) -> float | None:  # γ of an (ε, γ) participant mechanism
+        return None if self.mechanism is None else self.mechanism.measure.delta
+
     def _noise(self) -> str:
-        privacy = self._alg.info.privacy
-        if privacy == "local":
+        if self.mechanism is not None:
             return f"participant-side {self.mechanism.name}"
-        if privacy == "none":
+        if self._alg.info.privacy == "none":
             return "none"
         text = self._releaser.describe()
         migrated_at = self._open_store().migrated_at
@@ -445,6 +443,7 @@ class Trial:
             algorithm=self._config.algorithm,
             plugin=code_origin(self._config),
             privacy=self._alg.info.privacy,
+            privacy_measure=self._alg.info.claim,
             num_arms=self._config.num_arms,
             epsilon=self._config.epsilon,
             delta=self._config.delta,
@@ -484,6 +483,7 @@ class Trial:
             "plugin": published_plugin(self._config),
             "options": self._config.options,
             "privacy": self._alg.info.privacy,
+            "privacy_measure": self._alg.info.claim,
             "num_arms": self._config.num_arms,
             "epsilon": self._config.epsilon,
             "delta": self._config.delta,
