@@ -451,6 +451,25 @@ def test_dp_tt_claims_fail_where_the_results_contradict_it():
     assert not {"J1", "J2", "J3", "J4"} & set(without)
 
 
+def test_a_claim_across_privacy_measures_is_not_applicable():
+    """An algorithm in AdaP-TT*'s part stating ε²/2-zCDP: the claims that put it on one ε axis
+    with an ε-DP algorithm (G2, G5, G6) are not applicable and say why; the report lists
+    every algorithm's claim."""
+    small = [0.001, 0.003, 0.01, 0.03]
+    cells = [(alg, "i", e, 100.0 / e) for alg in ("adap_tt", "adap_tt_star") for e in small]
+    cells += [("dp_se", "i", e, 1e6) for e in small]
+    ctx = _context(cells)
+    zcdp = "ρ-zCDP (global, ρ = ε²/2) ⇒ (ε, δ)-DP"
+    ctx.summary["privacy_measure"][ctx.summary["algorithm"] == "adap_tt_star"] = zcdp
+    claims = {c.key: c for c in markdown_report.evaluate(ctx)}
+    for key in ("G2", "G5", "G6"):
+        assert claims[key].verdict == "not applicable", key
+        assert claims[key].evidence.endswith(f"ε-DP (global, pure); {zcdp}")
+    assert _verdicts(_context(cells))["G5"] != "not applicable"
+    report = markdown_report.render(list(claims.values()), ctx, "runs.csv")
+    assert f"| adap_tt_star | {zcdp} |" in report and "| dp_se | ε-DP (global, pure) |" in report
+
+
 def test_dp_lower_bound_is_t_star_eps_log_one_over_three_delta():
     means, eps = np.array([0.9, 0.5]), np.array([0.1, 1.0, 0.1])
     bound = overlay.dp_lower_bound(means, eps, 0.01)

@@ -232,13 +232,14 @@ def dp_tt_claims(ctx: Context) -> list[Claim]:
         for other in others
         for c in ratio_cells(ctx, dp_tt, other, lambda i, e: True, lambda r: at_most(r, 1.0))
     ]
+    j1 = claim_from_cells(
+        "J1",
+        f"Global, every ε: {name} ≤ AdaP-TT, AdaP-TT* and DP-SE (Jourdan & Azize 2025)",
+        below,
+        f"τ_{name} / τ",
+    )
     return [
-        claim_from_cells(
-            "J1",
-            f"Global, every ε: {name} ≤ AdaP-TT, AdaP-TT* and DP-SE (Jourdan & Azize 2025)",
-            below,
-            f"τ_{name} / τ",
-        ),
+        applicable(ctx, j1, (dp_tt,), tuple(others)),
         claim_from_cells(
             "J2",
             f"Global, privacy free (ε ≥ ε_free): {name}'s τ does not depend on ε (slope 0 ± 0.25)",

@@ -204,6 +204,16 @@ def allocation_table(summary: results.Table) -> list[str]:
     return lines
 
 
+def privacy_table(summary: results.Table) -> list[str]:
+    """One row per algorithm: its privacy claim (``privacy_measure``)."""
+    pairs = dict(
+        zip(summary["algorithm"].tolist(), summary["privacy_measure"].tolist(), strict=True)
+    )
+    return ["| algorithm | privacy at ε |", "| --- | --- |"] + [
+        f"| {_md_escape(a)} | {claim} |" for a, claim in pairs.items()
+    ]
+
+
 def render(claims: Sequence[Claim], ctx: Context, source: str, where: str | None = None) -> str:
     """The full Markdown report: conventions, claims table, theory per instance family, regime
     switches, rounds of adaptivity, allocations (against the ω* of the context's summary),
@@ -228,6 +238,14 @@ def render(claims: Sequence[Claim], ctx: Context, source: str, where: str | None
         "",
         claims_table(claims, docs_prefix(where)),
         *not_applicable(claims),
+        "",
+        "## Privacy claims",
+        "",
+        "What each algorithm's ε guarantees (`jaxbai.base.PrivacyMeasure`). A claim whose "
+        "algorithms state different measures is not applicable: one ε axis would compare "
+        "unlike guarantees.",
+        "",
+        *privacy_table(s),
         "",
         "## Theory by instance family",
         "",

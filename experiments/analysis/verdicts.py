@@ -65,6 +65,7 @@ __all__ = [
     "mean_interval",
     "monotone_cells",
     "panels",
+    "privacy_measures",
     "ratio_cells",
     "rows",
     "slope_cells",
@@ -317,14 +318,27 @@ def claim_from_cells(
 
 def applicable(ctx: Context, claim: Claim, *needs: tuple[str, ...]) -> Claim:
     """``claim``, or ``claim`` as not applicable (no cells, the evidence says why) when for one
-    of ``needs`` (algorithms, any of which the claim is about) none ran in the sweep."""
+    of ``needs`` (algorithms, any of which the claim is about) none ran in the sweep, or when
+    its private algorithms state different privacy measures: one ε axis would then compare
+    unlike guarantees (ε of ε-DP against ε of ε²/2-zCDP), and the claims convert nothing."""
     ran = set(ctx.summary["algorithm"].tolist())
     missing = next((group for group in needs if not ran & set(group)), None)
+    measures = privacy_measures(ctx, [a for group in needs for a in group])
+    if missing is None and len(measures) > 1:
+        evidence = f"its algorithms' ε are of different privacy measures: {'; '.join(measures)}"
+        return claim._replace(evidence=evidence, verdict=NOT_APPLICABLE, details=())
     if missing is None:
         return claim
     entries = registry()
     names = " or ".join(entries[a].display_name if a in entries else a for a in missing)
     return claim._replace(evidence=f"the sweep ran no {names}", verdict=NOT_APPLICABLE, details=())
+
+
+def privacy_measures(ctx: Context, algorithms: Sequence[str]) -> list[str]:
+    """The privacy claims (``privacy_measure``) of the private rows of ``algorithms``, sorted."""
+    s = ctx.summary
+    private = np.isin(s["algorithm"], list(algorithms)) & (s["privacy"] != "none")
+    return sorted(set(s["privacy_measure"][private].tolist()))
 
 
 def explained(claim: Claim, cells: list[Cell], algorithm: str, every: bool = False) -> Claim:
