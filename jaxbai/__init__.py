@@ -10,6 +10,7 @@ from jaxbai import audit, base, engine, registry, simulation, theory, trial
 from jaxbai._devices import use_cpu_cores  # sets the default CPU device count on import
 from jaxbai.base import Algorithm, AlgorithmInfo, Estimator, Instance, Release
 from jaxbai.compilation import compilation_cache
+from jaxbai.conformance import ConformanceReport, check
 from jaxbai.dpse import DPSE, DPSEParams, DPSEState, dp_se, dp_se_published
 from jaxbai.engine import GridResult, Jobs, grid_jobs, run_grid, run_vmap
 from jaxbai.estimators import CTB, DAF, DPA, MLE, CumulativeLaplace, GaussianMechanism
@@ -59,6 +60,7 @@ __all__ = [
     "AlgorithmInfo",
     "Bernoulli",
     "Beta",
+    "ConformanceReport",
     "CumulativeLaplace",
     "DPSEParams",
     "DPSEState",
@@ -85,6 +87,7 @@ __all__ = [
     "base",
     "bernoulli",
     "beta",
+    "check",
     "compilation_cache",
     "ctb_tt",
     "dp_se",

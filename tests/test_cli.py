@@ -42,6 +42,7 @@ ENTRY_POINTS = {
     "experiments.audit": "experiments.audit.cli:main",
     "experiments.bench": "experiments.bench.cli:main",
     "jaxbai.trial": "jaxbai.trial.cli:main",
+    "jaxbai.conformance": "jaxbai.conformance.cli:main",
 }
 """``python -m`` package → the function its ``__main__`` runs."""
 

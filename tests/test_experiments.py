@@ -459,7 +459,7 @@ def test_a_claim_across_privacy_measures_is_not_applicable():
     cells = [(alg, "i", e, 100.0 / e) for alg in ("adap_tt", "adap_tt_star") for e in small]
     cells += [("dp_se", "i", e, 1e6) for e in small]
     ctx = _context(cells)
-    zcdp = "ρ-zCDP (global, ρ = ε²/2) ⇒ (ε, δ)-DP"
+    zcdp = "ρ-zCDP (global, ρ = ε²/2) ⇒ (ρ + 2√(ρ log(1/δ)), δ)-DP"
     ctx.summary["privacy_measure"][ctx.summary["algorithm"] == "adap_tt_star"] = zcdp
     claims = {c.key: c for c in markdown_report.evaluate(ctx)}
     for key in ("G2", "G5", "G6"):

@@ -144,16 +144,24 @@ def test_an_older_csv_reads_as_the_new_one(tmp_path):
         np.testing.assert_array_equal(got[name], want[name])
 
 
-def test_a_csv_without_privacy_measures_reads_as_pure(tmp_path):
-    """A runs.csv written before measures existed: every private algorithm of that time was
-    pure ε-DP, and a non-private one is said to be not private (docs/semantics.md §36)."""
+def test_a_csv_without_privacy_measures_reads_as_what_it_was(tmp_path):
+    """A runs.csv written before measures existed: each row reads as its registered algorithm's
+    claim (pure ε-DP, (ε, γ)-DP for the Gaussian LDP algorithm), an unknown private algorithm
+    as unstated, never as pure (docs/semantics.md §36)."""
     table = _runs()
-    table["privacy"] = np.array(["global"] * 3 + ["none"] * 2, dtype=object)
+    table["algorithm"] = np.array(["adap_tt", "gauss_ldp_tt", "theirs", "ttucb", "b"], object)
+    table["privacy"] = np.array(["global", "local", "global", "none", "none"], dtype=object)
     path = tmp_path / "old.csv"
     old = {k: v for k, v in table.items() if k != "privacy_measure"}
     results.write_csv(old, str(path), {k: t for k, t in results.RUN_COLUMNS.items() if k in old})
     got = results.read_csv(str(path))["privacy_measure"].tolist()
-    assert got == ["ε-DP (global, pure)"] * 3 + ["not private"] * 2
+    assert got == [
+        "ε-DP (global, pure)",
+        "(ε, δ)-DP (local, δ = 0.001)",
+        "unstated (written before privacy measures)",
+        "not private",
+        "not private",
+    ]
 
 
 def test_simulation_result_to_frame():

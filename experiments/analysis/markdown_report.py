@@ -241,9 +241,8 @@ def render(claims: Sequence[Claim], ctx: Context, source: str, where: str | None
         "",
         "## Privacy claims",
         "",
-        "What each algorithm's ε guarantees (`jaxbai.base.PrivacyMeasure`). A claim whose "
-        "algorithms state different measures is not applicable: one ε axis would compare "
-        "unlike guarantees.",
+        "What each algorithm's ε guarantees (`jaxbai.base.PrivacyMeasure`). Claims put "
+        "algorithms on one ε axis only where their measures agree.",
         "",
         *privacy_table(s),
         "",

@@ -39,6 +39,7 @@ import numpy as np
 
 from experiments.analysis.results import parse_means
 from experiments.config.specs import InstanceSpec
+from jaxbai.base.privacy import PURE
 
 __all__ = [
     "DP_BOUND_BATCH",
@@ -224,16 +225,19 @@ def dp_lower_bound(means, epsilons: np.ndarray, delta: float) -> np.ndarray:
 def cell_dp_lower_bounds(
     summary: dict[str, np.ndarray], instances: Mapping[str, InstanceSpec] | None = None
 ) -> np.ndarray:
-    """`dp_lower_bound` of every ε-global-DP row on Bernoulli arms with finite ε and δ < 1/3;
-    NaN for the other rows. One batched solve per (instance, δ)."""
+    """`dp_lower_bound` of every ε-global-DP row (pure ε-DP: the bound is for that measure) on
+    Bernoulli arms with finite ε and δ < 1/3; NaN for the other rows. One batched solve per
+    (instance, δ)."""
     out = np.full(len(summary["epsilon"]), np.nan)
     groups: dict[tuple, list[int]] = {}
+    pure = PURE.describe("global")
     keys = zip(
-        summary["instance"], summary["means"], summary["privacy"], summary["delta"], strict=True
-    )
-    for i, (name, means, privacy, delta) in enumerate(keys):
+        summary["instance"], summary["means"], summary["privacy_measure"], summary["delta"],
+        strict=True,
+    )  # fmt: skip
+    for i, (name, means, claim, delta) in enumerate(keys):
         finite = math.isfinite(summary["epsilon"][i]) and delta < 1 / 3
-        if privacy == "global" and finite and instance_family(name, instances)[0] == "bernoulli":
+        if claim == pure and finite and instance_family(name, instances)[0] == "bernoulli":
             groups.setdefault((means, float(delta)), []).append(i)
     for (means, delta), rows in groups.items():
         idx = np.asarray(rows)

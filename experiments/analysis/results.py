@@ -25,8 +25,7 @@ table (a plain ``pandas.read_csv`` also reads the ``threshold`` text ``n/a`` as 
 
 Older CSVs read too: per-arm columns as one text column, −1 for not applicable, no
 ``counts`` or ``reported_tau`` columns (`OPTIONAL_COLUMNS`: read as missing), and no
-``privacy_measure`` column: every algorithm of jaxbai was pure ε-DP then, so a private row
-reads as ``"ε-DP (<its privacy>, pure)"`` and the others as ``"not private"``.
+``privacy_measure`` column (`experiments.analysis.older.privacy_claim`).
 
 Examples:
     >>> table = {"algorithm": np.array(["ttucb"]), "tau": np.array([12])}
@@ -47,7 +46,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from jaxbai.base.privacy import PURE, claim
+from experiments.analysis import older
 from jaxbai.simulation import frame_ints
 
 if TYPE_CHECKING:
@@ -347,8 +346,9 @@ def _text_fields(name: str, columns: dict[str, list[str]], rows: int) -> list[st
             return []
     if name in OPTIONAL_COLUMNS:
         return [OPTIONAL_COLUMNS[name]] * rows
-    if name == "privacy_measure" and "privacy" in columns:  # written before measures: pure
-        return [claim(None if p == "none" else PURE, p) for p in columns["privacy"]]
+    if name == "privacy_measure" and "privacy" in columns:  # written before measures existed
+        pairs = zip(columns["algorithm"], columns["privacy"], strict=True)
+        return [older.privacy_claim(a, p) for a, p in pairs]
     return None
 
 

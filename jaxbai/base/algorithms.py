@@ -212,7 +212,7 @@ class Releasing(Protocol[State, Params]):
     def pending_release(
         self, state: State, arm: ArrayLike, z: ArrayLike, params: Params
     ) -> Release:
-        """What `update` with ``z`` would release through the Laplace mechanism."""
+        """What `update` with ``z`` would release, with `AlgorithmInfo.release_noise`."""
         ...
 
     def update(

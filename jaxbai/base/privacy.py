@@ -27,7 +27,7 @@ Examples:
     >>> approximate_dp(0.001).describe("local")
     '(ε, δ)-DP (local, δ = 0.001)'
     >>> zcdp().describe("global")
-    'ρ-zCDP (global, ρ = ε²/2) ⇒ (ε, δ)-DP'
+    'ρ-zCDP (global, ρ = ε²/2) ⇒ (ρ + 2√(ρ log(1/δ)), δ)-DP'
     >>> round(zcdp_to_approximate(0.5, 1e-5), 4)
     5.2985
 """
@@ -141,7 +141,7 @@ class PrivacyMeasure:
             return f"(ε, δ)-DP ({model}, δ = {self.delta:g})"
         c = self.rho_per_epsilon_squared
         factor = "ε²/2" if c == 0.5 else f"{c:g}·ε²"
-        return f"ρ-zCDP ({model}, ρ = {factor}) ⇒ (ε, δ)-DP"
+        return f"ρ-zCDP ({model}, ρ = {factor}) ⇒ (ρ + 2√(ρ log(1/δ)), δ)-DP"
 
 
 PURE = PrivacyMeasure("pure")

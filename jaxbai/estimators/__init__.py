@@ -16,7 +16,8 @@ so one hash feeds a whole simulation step; `observe` also receives the step's ke
 update that needs more than one uniform (one global episode ending for every arm at once).
 Global-DP estimators (DAF, `CumulativeLaplace`) add their noise inside `observe`, when an arm's
 phase ends; the noisy value may instead be supplied by the caller through ``release`` (a real
-trial releases with exact discrete Laplace noise from the operating system's CSPRNG).
+trial releases with the exact discrete noise of the estimator's ``release_noise`` from the
+operating system's CSPRNG).
 
 Running sums use Kahan compensation, so float32 means stay accurate at 10⁹ samples.
 """

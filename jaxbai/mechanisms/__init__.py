@@ -9,8 +9,8 @@ it adds (Remark 13), and the values it outputs.
 
 A mechanism's samplers live together in this package: the JAX ones in
 `jaxbai.mechanisms.simulated` (re-exported here), the host-side, CSPRNG ones in
-`jaxbai.mechanisms.secure`, and the exact discrete Laplace of the trials' releases in
-`jaxbai.mechanisms.discrete`.
+`jaxbai.mechanisms.secure`, and the exact discrete Laplace and Gaussian of the trials' releases
+in `jaxbai.mechanisms.discrete`.
 
 Below them are the array functions they are made of, which the global-DP estimators (DAF,
 DP-SE) use too in simulation.

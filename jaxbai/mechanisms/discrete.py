@@ -32,7 +32,9 @@ Discrete Gaussian (ρ-zCDP releases, `jaxbai.base.privacy`). ``N_Z(0, σ²)`` wi
 m²/(2σ²)-zCDP (Canonne, Kamath & Steinke 2020, Theorem 4), so σ = m/√(2ρ) with ρ = c·ε² gives
 the estimator's zCDP at ε, on the same grid 1/m (m from `release_resolution` at ε√(2c), so the
 step is at most 1 % of the noise's σ on the sum). It has variance at most σ² and is
-σ-sub-Gaussian (ibid., Corollary 9): no heavier-tailed than the continuous Gaussian it replaces.
+σ-sub-Gaussian (ibid., Corollary 9): its moment generating function is at most the continuous
+Gaussian's, so every Chernoff bound of N(0, σ²) holds for it; its tail at a lattice point may
+exceed the continuous one's, and `tail_factor`, which is the Laplace's, does not cover it.
 
 Samplers. `opendp_laplace` uses OpenDP's Laplace measurement on an integer domain (the exact
 Canonne–Kamath–Steinke discrete Laplace sampler, drawn from the operating system's CSPRNG,
@@ -270,7 +272,7 @@ def exact_gaussian(
 # ------------------------------------------------------------------------------ OpenDP
 def _check(epsilon: float, sensitivity: int) -> None:
     if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"discrete Laplace needs a finite epsilon > 0, got {epsilon!r}")
+        raise ValueError(f"discrete noise needs a finite epsilon > 0, got {epsilon!r}")
     if isinstance(sensitivity, bool) or not isinstance(sensitivity, int) or sensitivity < 1:
         raise ValueError(f"sensitivity must be an integer ≥ 1, got {sensitivity!r}")
 
@@ -342,8 +344,10 @@ def opendp_gaussian(
     _gaussian_sigma2(epsilon, sensitivity, rho_per_epsilon_squared)  # checks the arguments
     c = float(rho_per_epsilon_squared)
     measurement, scale = _opendp_gaussian_measurement(float(epsilon), sensitivity, c)
-    rho = measurement.map(sensitivity)
-    return IntegerNoise(_checked_add(measurement), math.sqrt(rho / c), Fraction(scale))
+    rho = measurement.map(sensitivity)  # ≤ c·ε², so √(ρ/c) ≤ ε but for its last rounding
+    return IntegerNoise(
+        _checked_add(measurement), min(math.sqrt(rho / c), float(epsilon)), Fraction(scale)
+    )
 
 
 def opendp_laplace(epsilon: float, sensitivity: int) -> IntegerNoise:

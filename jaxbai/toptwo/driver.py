@@ -335,15 +335,19 @@ class TopTwo:
     def pending_release(
         self, state: TopTwoState, arm: ArrayLike, z: ArrayLike, params: TopTwoParams
     ) -> Release:
-        """What `update(…, arm, z, …)` would release through the Laplace mechanism (nothing
-        for an estimator that is not global-DP; ValueError for a global-DP one that is not a
-        `jaxbai.base.ReleasingEstimator`)."""
+        """What `update(…, arm, z, …)` would release, with the estimator's release noise
+        (nothing for an estimator that is not global-DP; ValueError for a global-DP one that
+        is not a `jaxbai.base.ReleasingEstimator`)."""
         pulled = one_hot(jnp.asarray(arm, jnp.int32), state.counts.shape[0])
         z = jnp.asarray(z, jnp.float32)
         if isinstance(self.estimator, ReleasingEstimator):
             return self.estimator.pending_release(state.estimate, state.counts, pulled, z, params)
         if self.estimator.privacy == "global":
-            raise ValueError(f"{self.name}: its global-DP estimator declares no pending_release")
+            missing = missing_members(self.estimator, ReleasingEstimator)
+            raise ValueError(
+                f"{self.name}: its global-DP estimator is no jaxbai.base.ReleasingEstimator "
+                f"(it lacks {', '.join(missing) or 'nothing: check its signatures'})"
+            )
         return Release(jnp.bool_(False), jnp.zeros_like(state.means), jnp.zeros_like(state.counts))
 
     def sample(

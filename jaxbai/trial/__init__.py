@@ -36,12 +36,14 @@ What is kept and what is published (Section 2.3).
 * Global DP (``adap_tt``, ``adap_tt_star``, ``dp_se``): the curator's store holds raw-reward
   statistics. It is sensitive: it is created with mode 0600 and must never be shared.
   `Trial.publish` emits only what Definition 8 protects: the action sequence, the
-  recommendation and the stopping time, with ε, δ and the algorithm. Noisy means are released
-  with exact discrete Laplace noise on integer phase sums (`jaxbai.mechanisms.discrete`; from
-  the CSPRNG through OpenDP): the trial asks `pending_release` which means an update would
-  release, computes them from its own exact sums of the current phase/epoch, and passes them
-  to ``update(release=...)``. ``outcomes="binary"`` releases the sums exactly; rewards in
-  [0, 1] are put on a grid of at most 1 % of the noise scale first.
+  recommendation and the stopping time, with ε, δ, the algorithm and its privacy claim. Noisy
+  means are released with the exact discrete noise the algorithm declares, discrete Laplace
+  (pure ε-DP) or discrete Gaussian (ρ-zCDP), on integer phase sums
+  (`jaxbai.mechanisms.discrete`; from the CSPRNG through OpenDP): the trial asks
+  `pending_release` which means an update would release, computes them from its own exact sums
+  of the current phase/epoch, and passes them to ``update(release=...)``. ``outcomes="binary"``
+  releases the sums exactly; rewards in [0, 1] are put on a grid of at most 1 % of the noise
+  scale first.
 * Local DP (``ctb_tt``, ``gauss_ldp_tt``, or any algorithm whose estimator has a participant
   mechanism): participants privatise their reward on their own device with the trial's
   `jaxbai.base.Mechanism` (``trial.mechanism``, ``alg.info.participant_mechanism``) through
@@ -53,7 +55,7 @@ Rewards outside [0, 1] are rejected for algorithms whose privacy proof needs [0,
 (``alg.info.unit_interval``), unless the trial was created with ``clip=True``, which the
 publication then states; with ``outcomes="binary"`` only 0 and 1 are accepted.
 
-The noise comes from `jaxbai.mechanisms.discrete` (exact discrete Laplace releases) and
+The noise comes from `jaxbai.mechanisms.discrete` (exact discrete Laplace and Gaussian releases) and
 `jaxbai.mechanisms.secure` (CSPRNG noise and the participant-side mechanisms).
 
 Modules: `jaxbai.trial.cli` (``python -m jaxbai.trial``); the private ``_config`` (constants and

@@ -117,24 +117,25 @@ def _code(where: TrialConfig | AlgorithmEntry) -> str:
 def build(config: TrialConfig) -> tuple[Algorithm, Any]:
     """The algorithm (built by its registry entry) and its numeric parameters.
 
-    Raises:
-      ValueError: a global-DP algorithm whose releases a trial cannot supply (`check_releases`).
+    `Trial.create` checks its releases first (`check_releases`); an existing store opens without
+    that check, so that it stays readable.
     """
     alg = algorithm_entry(config)(**config.options)
-    if alg.info.privacy == "global":
-        check_releases(config.algorithm, alg)
     if not alg.info.takes_epsilon:
         return alg, alg.params(delta=config.delta)
     return alg, alg.params(epsilon=config.epsilon, delta=config.delta)
 
 
 def check_releases(name: str, alg: Algorithm) -> None:
-    """ValueError unless a trial can supply the releases of global-DP ``alg``: it hands them
-    to the caller (`jaxbai.base.Releasing`, its estimator a `jaxbai.base.ReleasingEstimator`
-    that states its `jaxbai.base.AlgorithmInfo.release_noise`) and their noise has an exact
+    """ValueError unless a trial can supply the releases of ``alg`` (global DP; nothing to
+    supply otherwise): it hands them to the caller (`jaxbai.base.Releasing`, its estimator a
+    `jaxbai.base.ReleasingEstimator` that states its `jaxbai.base.AlgorithmInfo.release_noise`)
+    and their noise has an exact
     sampler here: discrete Laplace under ε-DP, discrete Gaussian under ρ-zCDP
     (`jaxbai.base.privacy.CALIBRATED_RELEASES`)."""
     info = alg.info
+    if info.privacy != "global":
+        return
     if not isinstance(alg, Releasing) or info.release_noise is None:
         raise ValueError(
             f"{name} is global-DP but states no releases a trial can supply: its estimator "

@@ -25,9 +25,9 @@ PLUGIN_PRIVACY_CLAIM = "claimed by the plugin; jaxbai does not check a plugin's 
 """The ``privacy_claim`` of a plugin's algorithm in a publication (`Trial.publish`)."""
 
 NOISE_MODES = ("secure", "prng")
-"""``"secure"``: discrete Laplace from the operating system's CSPRNG via OpenDP (real trials).
-``"prng"``: the same exact discrete Laplace from a generator seeded by the stored JAX key
-(rehearsals only: reproducible, not secret)."""
+"""``"secure"``: the declared discrete noise (Laplace or Gaussian) from the operating system's
+CSPRNG via OpenDP (real trials). ``"prng"``: the same exact noise from a generator seeded by the
+stored JAX key (rehearsals only: reproducible, not secret)."""
 
 OUTCOMES = ("unit", "binary")
 """``"unit"``: rewards in [0, 1] (where privacy needs it), released on a grid of at most 1 % of

@@ -7,8 +7,9 @@ each mean with `jaxbai.mechanisms.discrete.noisy_mean` and hands the values to
 ``update(release=...)``, so the algorithm's own (PRNG) draws are never used.
 
 The noise is the one the algorithm declares (`jaxbai.base.AlgorithmInfo.release_noise`), at the
-scale its measure gives (`jaxbai.base.privacy.release_scale`): discrete Laplace for pure ε-DP,
-discrete Gaussian for ρ-zCDP (`jaxbai.mechanisms.discrete`). Where it comes from (``noise`` of
+scale its measure gives (`jaxbai.base.privacy.release_scale` on a mean, the same scale times
+m·count on the integer sum): discrete Laplace for pure ε-DP, discrete Gaussian for ρ-zCDP
+(`jaxbai.mechanisms.discrete`). Where it comes from (``noise`` of
 the trial's configuration):
 
 * ``"secure"``: OpenDP's sampler from the operating system's CSPRNG, or, when a test

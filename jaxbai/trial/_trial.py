@@ -1,9 +1,8 @@
 """`Trial`: a durable, validated ask/tell trial around one registered algorithm.
 
 The package docstring (`jaxbai.trial`) describes durability, cohorts, validation and
-publication; the store's layout lives in `jaxbai.trial._store`, its lock and files in
-`jaxbai.trial._files`, the releases in `jaxbai.trial._release`, the checks of a record in
-`jaxbai.trial._records`.
+publication; the store's layout is in `jaxbai.trial._store`, its lock and files in `_files`,
+the releases in `_release`, the checks of a record in `_records`.
 
 Examples:
   >>> import os, tempfile
@@ -33,7 +32,7 @@ from jaxbai import checks
 from jaxbai.base import Algorithm, Episodic, Mechanism
 from jaxbai.mechanisms.discrete import RandBits
 from jaxbai.registry import ALGORITHMS
-from jaxbai.trial._algorithm import build, check_config, compiled, initial_key
+from jaxbai.trial._algorithm import build, check_config, check_releases, compiled, initial_key
 from jaxbai.trial._config import (
     OTHER_THREAD,
     PUBLICATION_FORMAT,
@@ -160,7 +159,8 @@ class Trial:
         )
         first_key = initial_key(seed)
         alg, params = build(config)
-        Releaser(config, alg, randbits)  # fails now, not at the first release
+        check_releases(config.algorithm, alg)  # fails now, not at the first release
+        Releaser(config, alg, randbits)
         key_init, key = jax.random.split(first_key)
         state = alg.init(key_init, params, config.num_arms)
         windows = ((0, Fraction(0)),) * config.num_arms if alg.info.privacy == "global" else ()
