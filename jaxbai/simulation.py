@@ -43,6 +43,10 @@ class SimulationResult(NamedTuple):
             to ``tau`` (a censored run's: when it was cut).
         epsilon: ε of each run.
         delta: δ of each run.
+        algorithm: the algorithm's name.
+        privacy_measure: its privacy claim in words (`jaxbai.base.AlgorithmInfo.claim`).
+        means: the instance's (float32) means, float64 ``(K,)``, each the shortest decimal that
+            rounds to it (0.6, not 0.6000000238).
     """
 
     tau: np.ndarray
@@ -53,36 +57,54 @@ class SimulationResult(NamedTuple):
     counts: np.ndarray
     epsilon: np.ndarray
     delta: np.ndarray
+    algorithm: str
+    privacy_measure: str
+    means: np.ndarray
 
     @classmethod
-    def of(cls, res: GridResult, shape: tuple[int, ...]) -> SimulationResult:
-        """The outcomes of a grid result whose jobs are a `jaxbai.engine.grid_jobs` grid of
-        ``shape`` (ε, δ, runs; one instance), in that shape."""
+    def of(
+        cls, res: GridResult, shape: tuple[int, ...], alg: Algorithm, means: np.ndarray
+    ) -> SimulationResult:
+        """The outcomes of a grid result of ``alg`` whose jobs are a `jaxbai.engine.grid_jobs`
+        grid of ``shape`` (ε, δ, runs; one instance, of ``means``), in that shape."""
         outcomes = {f: getattr(res, f) for f in OUTCOMES}
         shaped = {f: a.reshape(shape + a.shape[1:]) for f, a in outcomes.items()}
         return cls(
-            **shaped, epsilon=res.jobs.epsilon.reshape(shape), delta=res.jobs.delta.reshape(shape)
+            **shaped,
+            epsilon=res.jobs.epsilon.reshape(shape),
+            delta=res.jobs.delta.reshape(shape),
+            algorithm=alg.name,
+            privacy_measure=alg.info.claim,
+            means=np.array([float(str(m)) for m in np.asarray(means, np.float32)]),
         )
 
     def to_frame(self) -> pandas.DataFrame:
-        """The runs as a tidy pandas DataFrame, one row per (ε, δ, run) in C order, numeric
-        columns: ``epsilon``, ``delta``, ``run``, ``tau``, ``recommendation``, ``correct``,
-        ``censored``, ``rounds``, then ``count_0 … count_{K−1}`` (the per-arm columns of a
-        sweep's ``runs.csv``). What does not apply is NaN, never −1 (the recommendation of a
-        censored run, the rounds of a fully sequential algorithm): such a column is float64,
-        else int64.
+        """The runs as a tidy pandas DataFrame, one row per (ε, δ, run) in C order: what ran
+        (``algorithm``, ``privacy_measure``, the instance's ``mu_0 … mu_{K−1}``, so that frames
+        of several simulations concatenate), then the numeric columns ``epsilon``, ``delta``,
+        ``run``, ``tau``, ``recommendation``, ``correct``, ``censored``, ``rounds`` and
+        ``count_0 … count_{K−1}`` (as in a sweep's ``runs.csv``). What does not apply is NaN,
+        never −1 (the recommendation of a censored run, the rounds of a fully sequential
+        algorithm): such a column is float64, else int64.
 
         Examples:
             >>> import jaxbai
             >>> res = jaxbai.simulate(jaxbai.ttucb(), jaxbai.bernoulli([0.6, 0.2]), runs=4)
             >>> frame = res.to_frame()
             >>> frame.shape, bool(frame["rounds"].isna().all()), list(frame.columns[-2:])
-            ((4, 10), True, ['count_0', 'count_1'])
+            ((4, 14), True, ['count_0', 'count_1'])
+            >>> frame.loc[0, ["algorithm", "privacy_measure"]].tolist(), float(frame.loc[0, "mu_0"])
+            (['ttucb', 'not private'], 0.6)
         """
         import pandas
 
         size = self.tau.size
         columns: dict[str, np.ndarray] = {
+            "algorithm": np.full(size, self.algorithm, dtype=object),
+            "privacy_measure": np.full(size, self.privacy_measure, dtype=object),
+        }
+        columns |= {f"mu_{a}": np.full(size, m) for a, m in enumerate(self.means.tolist())}
+        columns |= {
             "epsilon": self.epsilon.reshape(size).astype(np.float64),
             "delta": self.delta.reshape(size).astype(np.float64),
             "run": np.broadcast_to(np.arange(self.tau.shape[-1]), self.tau.shape).reshape(size),
@@ -165,4 +187,4 @@ def simulate(
     res = run_grid(
         alg, jobs, seed=seed, max_samples=max_samples, progress=progress, **engine_options
     )
-    return SimulationResult.of(res, eps_in.shape + dlt_in.shape + (runs,))
+    return SimulationResult.of(res, eps_in.shape + dlt_in.shape + (runs,), alg, inst.means)

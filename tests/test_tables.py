@@ -165,17 +165,26 @@ def test_a_csv_without_privacy_measures_reads_as_what_it_was(tmp_path):
 
 
 def test_simulation_result_to_frame():
-    """One row per (ε, δ, run), in C order of the result's arrays; counts one column per arm;
-    −1 (rounds of TTUCB, recommendation of a censored run) NaN."""
+    """One row per (ε, δ, run), in C order of the result's arrays, led by what ran (so frames
+    of two simulations concatenate into one table); counts one column per arm; −1 (rounds of
+    TTUCB, recommendation of a censored run) NaN."""
     res = jaxbai.simulate(
         jaxbai.ttucb(), jaxbai.bernoulli([0.6, 0.2]), delta=[0.1, 0.01], runs=3, max_samples=40
     )
     frame = res.to_frame()
     assert len(frame) == 2 * 3 and res.censored.any()
     assert list(frame.columns) == [
-        "epsilon", "delta", "run", "tau", "recommendation", "correct", "censored", "rounds",
-        "count_0", "count_1",
+        "algorithm", "privacy_measure", "mu_0", "mu_1", "epsilon", "delta", "run", "tau",
+        "recommendation", "correct", "censored", "rounds", "count_0", "count_1",
     ]  # fmt: skip
+    assert set(frame["algorithm"]) == {"ttucb"} and set(frame["mu_1"]) == {0.2}
+    other = jaxbai.simulate(jaxbai.adap_tt(), jaxbai.bernoulli([0.7, 0.2, 0.1]), 1.0, runs=2)
+    both = pd.concat([frame, other.to_frame()], ignore_index=True)
+    assert both.groupby("algorithm")["privacy_measure"].first().to_dict() == {
+        "adap_tt": "ε-DP (global, pure)",
+        "ttucb": "not private",
+    }
+    assert both["mu_2"].isna().sum() == len(frame)
     for i, (d, r) in enumerate(np.ndindex(2, 3)):
         row = frame.iloc[i]
         assert (row["delta"], row["run"], row["tau"]) == (res.delta[d, r], r, res.tau[d, r])
