@@ -12,10 +12,13 @@ from typing import ClassVar
 import jax
 import numpy as np
 import pytest
+import scipy.special
+import scipy.stats
 
 import jaxbai
 from jaxbai import base
 from jaxbai.base import privacy
+from jaxbai.conformance.contract import KS_CRITICAL_VALUE, ks_one_sample, ks_two_sample
 from jaxbai.mechanisms import discrete
 
 
@@ -176,8 +179,8 @@ def test_global_laplace_estimators_release_at_the_declared_scale(name):
     scale = privacy.release_scale(info.release_noise, info.measure, epsilon, 1)
     noise = _first_release_noise(alg, epsilon, 4000)
     laplace = np.sort(noise / scale)
-    cdf = np.where(laplace < 0, np.exp(laplace) / 2, 1 - np.exp(-laplace) / 2)
-    assert _ks(cdf) < 1.95 / math.sqrt(len(cdf))
+    cdf = scipy.stats.laplace.cdf
+    assert ks_one_sample(laplace, cdf) < KS_CRITICAL_VALUE / math.sqrt(len(laplace))
 
 
 def _first_release_noise(alg, epsilon: float, runs: int) -> np.ndarray:
@@ -191,13 +194,6 @@ def _first_release_noise(alg, epsilon: float, runs: int) -> np.ndarray:
 
     keys = jax.random.split(jax.random.key(3), runs)
     return np.asarray(jax.jit(jax.vmap(first))(keys), np.float64)
-
-
-def _ks(cdf_at_sorted: np.ndarray) -> float:
-    """The KS statistic of a sorted sample, given the reference CDF at its points."""
-    n = len(cdf_at_sorted)
-    ranks = np.arange(1, n + 1) / n
-    return float(max(np.max(ranks - cdf_at_sorted), np.max(cdf_at_sorted - ranks + 1 / n)))
 
 
 # --- a zCDP estimator ------------------------------------------------------------------------
@@ -306,20 +302,13 @@ def test_a_zcdp_estimator_releases_the_same_law_in_simulate_and_in_a_trial(
         trial.close()
     released = np.sort(np.asarray(released) * epsilon)
     for sample in (np.sort(simulated), released):
-        cdf = np.array([_phi(x) for x in sample])
-        assert _ks(cdf) < 1.95 / math.sqrt(len(sample))
-    assert _two_sample_ks(np.sort(simulated), released) < 1.95 * math.sqrt(
+        assert ks_one_sample(sample, scipy.special.ndtr) < KS_CRITICAL_VALUE / math.sqrt(
+            len(sample)
+        )
+    assert ks_two_sample(np.sort(simulated), released) < KS_CRITICAL_VALUE * math.sqrt(
         (len(simulated) + len(released)) / (len(simulated) * len(released))
     )
     assert abs(np.std(released) - 1.0) < 4 / math.sqrt(2 * len(released))
-
-
-def _two_sample_ks(a: np.ndarray, b: np.ndarray) -> float:
-    """sup |F_a − F_b| of two sorted samples."""
-    grid = np.concatenate([a, b])
-    fa = np.searchsorted(a, grid, side="right") / len(a)
-    fb = np.searchsorted(b, grid, side="right") / len(b)
-    return float(np.max(np.abs(fa - fb)))
 
 
 def test_the_exact_discrete_gaussian_has_its_law():

@@ -77,6 +77,7 @@ Examples:
 """
 
 from jaxbai.mechanisms.secure import privatize_locally
+from jaxbai.trial._algorithm import check_releases
 from jaxbai.trial._backup import backup
 from jaxbai.trial._config import (
     NOISE_MODES,
@@ -105,6 +106,7 @@ __all__ = [
     "TrialConfig",
     "TrialStatus",
     "backup",
+    "check_releases",
     "main",
     "privatize_locally",
     "synchronous",
