@@ -6,17 +6,26 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import pathlib
 import re
 
 import matplotlib.colors
 import numpy as np
 import pytest
-from matplotlib.collections import PolyCollection
+from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
 
 import jaxbai
-from experiments.analysis import drawing, markdown_report, results, stats
-from experiments.analysis.styles import COLOURS, PAPER_STYLES, fixed_style, styles
+from experiments.analysis import drawing, markdown_report, results, stats, tau_figures, verdicts
+from experiments.analysis.styles import (
+    COLOURS,
+    PAPER_STYLES,
+    REGISTERED_STYLES,
+    Style,
+    fixed_style,
+    register_style,
+    styles,
+)
 from experiments.config.specs import AlgorithmSpec
 
 DOCS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "docs")
@@ -116,6 +125,26 @@ def test_every_legend_entry_of_a_tau_figure_is_a_drawn_artist():
         assert set(_legend_labels(fig)) <= drawn, spec.name  # no proxy: nothing censored
 
 
+def test_equal_curves_are_drawn_side_by_side_each_with_its_intervals():
+    """AdaP-TT and its published-code variant with equal cells (one curve hid the other): the
+    two curves keep the cells' ε as data but are drawn `DODGE_POINTS` apart, and each draws an
+    interval bar at each of its cells."""
+    taus = (1000, 1100, 1300)
+    summary = _summary(*[(a, e, taus) for a in ("adap_tt", "adap_tt_published") for e in (0.1, 1)])
+    fig = drawing.draw_figure(summary, _spec(summary, "global"))
+    ax = fig.axes[0]
+    labelled = [line for line in ax.get_lines() if not line.get_label().startswith("_")]
+    a, b = [line for line in labelled if line.get_marker() != "None"]  # not the theory
+    np.testing.assert_array_equal(a.get_xdata(), [0.1, 1.0])
+    np.testing.assert_array_equal(b.get_xdata(), a.get_xdata())
+    np.testing.assert_array_equal(b.get_ydata(), a.get_ydata())
+    shown = [line.get_transform().transform(line.get_xydata())[:, 0] for line in (a, b)]
+    pixels = tau_figures.DODGE_POINTS * fig.dpi / 72
+    np.testing.assert_allclose(shown[1] - shown[0], pixels, rtol=1e-9)
+    bars = [c for c in ax.collections if isinstance(c, LineCollection)]
+    assert sorted(len(c.get_segments()) for c in bars) == [2, 2], "one bar per cell and curve"
+
+
 def _achromatic(colour: str) -> bool:
     r, g, b = matplotlib.colors.to_rgb(colour)
     return max(r, g, b) - min(r, g, b) < 0.05
@@ -157,6 +186,53 @@ def test_a_plugin_is_drawn_by_the_rule_of_every_other_label(plugin_algorithm):
     assert own.color not in {s.color for s in PAPER_STYLES.values()}
     assert own.marker not in {s.marker for s in PAPER_STYLES.values()}
     assert not any(_achromatic(c) for c in COLOURS)
+
+
+@pytest.fixture
+def registered_style(plugin_algorithm):
+    """The plugin's algorithm with the style it registered (removed afterwards)."""
+    try:
+        yield plugin_algorithm, register_style(plugin_algorithm, "black", "X", "--")
+    finally:
+        REGISTERED_STYLES.pop(plugin_algorithm, None)
+
+
+def test_a_style_a_plugin_registers_is_honoured(registered_style):
+    name, style = registered_style
+    assert style == Style("black", "X", "--")
+    assert styles(["adap_tt", name, "other"], {})[name] == style
+    with_options = {name: AlgorithmSpec(name, name, (("beta", 0.3),))}
+    assert styles(["adap_tt", name], with_options)[name] != style, "options: not the same curve"
+
+
+def test_a_registered_style_that_clashes_is_replaced_with_one_warning_that_says_why(
+    registered_style,
+):
+    """Black is TTUCB's: drawn with TTUCB, the plugin gets a style of its own and a warning
+    that names it, its registered style and the curve it clashes with."""
+    name, style = registered_style
+    with pytest.warns(UserWarning) as caught:
+        drawn = styles(["ttucb", "adap_tt", name], {})
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert repr(name) in message and "colour of 'ttucb'" in message and "'black'" in message
+    assert drawn[name] != style and drawn[name].color not in {"black", "tab:orange"}
+
+
+@pytest.mark.parametrize(
+    ("name", "color", "marker", "linestyle", "match"),
+    [
+        ("plugin_x", "not-a-colour", "o", "-", "colour"),
+        ("plugin_x", "tab:blue", "not-a-marker", "-", "marker"),
+        ("plugin_x", "tab:blue", "o", "wavy", "line style"),
+        ("plugin_x", "grey", "o", "-", "grey"),
+        ("adap_tt", "tab:blue", "o", "-", "fixed"),
+    ],
+)
+def test_register_style_refuses_what_it_cannot_draw(name, color, marker, linestyle, match):
+    with pytest.raises(ValueError, match=match):
+        register_style(name, color, marker, linestyle)
+    assert name not in REGISTERED_STYLES
 
 
 def test_a_plugins_published_code_variant_is_drawn_as_its_paper_algorithm_dashed():
@@ -217,11 +293,11 @@ def test_pngs_are_saved_at_200_dpi_beside_the_pdfs(tmp_path):
         assert image.info["dpi"][0] == pytest.approx(200, abs=0.5)
 
 
-def _report(*cells, where: str | None = None) -> str:
+def _report(*cells) -> str:
     summary = _summary(*cells)
     switch = {("i", "local"): 1.0, ("i", "global"): 0.1}
     ctx = markdown_report.Context(summary, switch, np.full(len(summary["mean"]), 50.0))
-    return markdown_report.render(markdown_report.evaluate(ctx), ctx, "runs.csv", where=where)
+    return markdown_report.render(markdown_report.evaluate(ctx), ctx, "runs.csv")
 
 
 def test_a_global_only_sweep_lists_the_local_claims_once_as_not_applicable():
@@ -232,25 +308,16 @@ def test_a_global_only_sweep_lists_the_local_claims_once_as_not_applicable():
     assert len(lines) == 1 and "L1, L2" in lines[0] and "CTB-TT" in lines[0]
 
 
-def _anchors(path: str) -> set[str]:
-    """Heading slugs of a docs page (as the toc extension makes them)."""
-    with open(path, encoding="utf-8") as f:
-        headings = [line.lstrip("#").strip() for line in f if line.startswith("#")]
-    return {re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", h).strip().lower()) for h in headings}
-
-
-@pytest.mark.parametrize("where", ["results/quick", None])
-def test_every_fails_links_to_the_paragraph_that_explains_it(where):
-    """AdaP-TT* slower than AdaP-TT at high privacy (G5, documented) and wrong answers (A1,
-    not documented: the link goes to the claim's cells); a link to the docs resolves from the
-    directory the report is written into (None: the repository root)."""
-    folder = os.path.join(os.path.dirname(DOCS), where or "")
+def test_every_fails_links_to_the_section_of_the_report_that_explains_it():
+    """AdaP-TT* slower than AdaP-TT at high privacy (G5, explained) and wrong answers (A1, not
+    explained: the link goes to the claim's cells). Every link is an anchor of the report
+    itself, so it resolves wherever the report's folder is copied; the explanation is printed
+    once, in full, and names the docs page it summarises."""
     slow = (30000, 31000)
     text = _report(
         *[("adap_tt", e, (1000, 1100)) for e in (0.01, 0.03)],
         *[("adap_tt_star", e, slow) for e in (0.01, 0.03)],
         ("ttucb", 1.0, (1000, 1100, 1050, 1020), -1, 3),
-        where=where and folder,
     )
     rows = {line.split(" | ")[0][2:]: line for line in text.splitlines() if line.startswith("| ")}
     failing = [key for key, line in rows.items() if "**fails**" in line]
@@ -258,11 +325,11 @@ def test_every_fails_links_to_the_paragraph_that_explains_it(where):
     for key in failing:
         link = re.search(r"\*\*fails\*\* \(\[\w+\]\(([^)]+)\)\)", rows[key])
         assert link, key
-        target = link.group(1)
-        if target.startswith("#"):
-            assert f'<a id="{target[1:]}"></a>' in text
-        else:
-            page, anchor = target.split("#")
-            path = os.path.normpath(os.path.join(folder, page))
-            assert os.path.isfile(path) and anchor in _anchors(path), target
-    assert "adap-tt-star-ablation.md" in rows["G5"] and "#evidence-a1" in rows["A1"]
+        assert link.group(1).startswith("#") and f'<a id="{link.group(1)[1:]}"></a>' in text
+    assert "#explained-adap-tt-star" in rows["G5"] and "#evidence-a1" in rows["A1"]
+    assert "](" not in text.replace("](#", ""), "no link leaves the report"
+    title, explanation = verdicts.EXPLANATIONS[verdicts.ADAP_TT_STAR_EXPLAINED]
+    assert text.count(f"## {title}") == 1 and explanation in text
+    heading = "## What the numbers show"
+    assert heading in (pathlib.Path(DOCS) / "adap-tt-star-ablation.md").read_text()
+    assert "'What the numbers show'" in explanation and "'AdaP-TT* ablation'" in explanation

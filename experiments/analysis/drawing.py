@@ -3,9 +3,12 @@ panel per instance.
 
 ``python -m experiments.plot RESULTS.csv [--out DIR]`` redraws every figure from a saved run
 CSV (instance families, option labels and plot options from the ``sweep.json`` next to it).
-Each curve is the cells' mean with the 95% interval of the mean as a band (a bar for a lone
-cell): normal on the log scale, mean·exp(±1.96·se/mean) (delta method, as the report's ratios),
-so both ends are positive and the band stays on log axes (`mean_interval`). Each τ figure
+Each curve is the cells' mean with the 95% interval of the mean as a bar at each cell and a
+band between cells: normal on the log scale, mean·exp(±1.96·se/mean) (delta method, as the
+report's ratios), so both ends are positive and the band stays on log axes (`mean_interval`).
+The curves of one panel are drawn a few points apart (`dodges`), so that equal curves (an
+algorithm and its variant) stay side by side rather than one hiding the other; the offset is a
+drawing one, the ε and δ of the cells are not changed. Each τ figure
 overlays the theory of `experiments.analysis.overlay` where `jaxbai.theory` supports the
 instance's family: the lower bound T*·log(1/(2.4δ)) as a dashed curve (T*_ℓ(ε) for local DP,
 T*_g(ε) for global DP, T*_KL without privacy) and the regime switch as a shaded vertical line;
@@ -62,6 +65,7 @@ from experiments.analysis.tau_figures import (
     FigureSpec,
     Labels,
     _privacy,
+    dodges,
     draw_algorithm,
     draw_figure,
     draw_theory,
@@ -79,6 +83,7 @@ __all__ = [
     "Labels",
     "allocation_figures",
     "allocation_instances",
+    "dodges",
     "draw_algorithm",
     "draw_all",
     "draw_allocation_figures",

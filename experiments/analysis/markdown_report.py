@@ -17,15 +17,14 @@ Examples:
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-import experiments
 from experiments import config
 from experiments.analysis import overlay, results, rounds, stats
 from experiments.analysis.claims import claims_context, evaluate
 from experiments.analysis.verdicts import (
+    EXPLANATIONS,
     FAILS,
     HOLDS,
     INCONCLUSIVE,
@@ -51,8 +50,8 @@ __all__ = [
     "claims_context",
     "claims_table",
     "combine",
-    "docs_prefix",
     "evaluate",
+    "explanation_lines",
     "not_applicable",
     "render",
     "report_from_summary",
@@ -66,42 +65,39 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("*", "\\*")
 
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(experiments.__file__)))
-"""The repository root: the directory that holds the `experiments` package and docs/."""
+def _anchor(key: str) -> str:
+    return f"explained-{key.replace('_', '-')}"
 
 
-def docs_prefix(where: str | None = None) -> str:
-    """How a report written into directory ``where`` links to the repository's docs pages
-    (None: a report read from the repository root).
-
-    Examples:
-        >>> docs_prefix(), docs_prefix(os.path.join(ROOT, "results", "quick"))
-        ('docs/', '../../docs/')
-    """
-    docs = os.path.relpath(os.path.join(ROOT, "docs"), os.path.abspath(where or ROOT))
-    return docs.replace(os.sep, "/") + "/"
-
-
-def _verdict(claim: Claim, docs: str) -> str:
-    """The verdict cell: a failing claim links to the paragraph that explains it (its
-    `Claim.explanation` in the docs, whose links start with ``docs``, else its per-cell
-    evidence below the table)."""
+def _verdict(claim: Claim) -> str:
+    """The verdict cell: a failing claim links to what explains it (its `Claim.explanation`,
+    printed in the report by `explanation_lines`, else its per-cell evidence below the table)."""
     if claim.verdict != FAILS:
         return f"**{claim.verdict}**"
     if claim.explanation:
-        return f"**fails** ([explained]({docs}{claim.explanation}))"
+        return f"**fails** ([explained](#{_anchor(claim.explanation)}))"
     return f"**fails** ([cells](#evidence-{claim.key.lower()}))"
 
 
-def claims_table(claims: Sequence[Claim], docs: str = "docs/") -> str:
-    """The applicable claims as a Markdown table (`not_applicable` lists the others); links to
-    the docs pages start with ``docs`` (`docs_prefix`)."""
+def claims_table(claims: Sequence[Claim]) -> str:
+    """The applicable claims as a Markdown table (`not_applicable` lists the others)."""
     lines = ["| # | claim | measured evidence | verdict |", "| --- | --- | --- | --- |"]
     for c in claims:
         if c.verdict != NOT_APPLICABLE:
             statement, evidence = _md_escape(c.statement), _md_escape(c.evidence)
-            lines.append(f"| {c.key} | {statement} | {evidence} | {_verdict(c, docs)} |")
+            lines.append(f"| {c.key} | {statement} | {evidence} | {_verdict(c)} |")
     return "\n".join(lines)
+
+
+def explanation_lines(claims: Sequence[Claim]) -> list[str]:
+    """A section per explanation that a failing claim links to (`EXPLANATIONS`), in full: the
+    report stays readable wherever its folder is copied (none if no claim needs one)."""
+    keys = dict.fromkeys(c.explanation for c in claims if c.verdict == FAILS and c.explanation)
+    lines = []
+    for key in keys:
+        title, text = EXPLANATIONS[key]
+        lines += ["", f'<a id="{_anchor(key)}"></a>', "", f"## {title}", "", text]
+    return lines
 
 
 def not_applicable(claims: Sequence[Claim]) -> list[str]:
@@ -214,11 +210,11 @@ def privacy_table(summary: results.Table) -> list[str]:
     ]
 
 
-def render(claims: Sequence[Claim], ctx: Context, source: str, where: str | None = None) -> str:
+def render(claims: Sequence[Claim], ctx: Context, source: str) -> str:
     """The full Markdown report: conventions, claims table, theory per instance family, regime
     switches, rounds of adaptivity, allocations (against the ω* of the context's summary),
-    per-cell details; ``where``: the directory it is written into, which its links to the docs
-    pages are relative to (None: the repository root)."""
+    per-cell details, and in full what explains a failing claim (`explanation_lines`): its
+    links stay inside the report, which is read wherever its folder is copied."""
     s = ctx.summary
     runs = sorted(set(s["runs"].tolist()))
     total_censored = int(s["censored"].sum())
@@ -234,10 +230,11 @@ def render(claims: Sequence[Claim], ctx: Context, source: str, where: str | None
         "the points scatter more than their errors). Low privacy: ε ≥ 10 ε_s; high privacy: "
         "ε < ε_s; slopes at high privacy: ε ≤ ε_s/2, with ε_s = `jaxbai.theory.regime_switch`. "
         "Cells with censored runs are inconclusive in comparisons. A failing claim links to the "
-        "paragraph that explains it in the repository's docs/ or to its cells below.",
+        "section that explains it or to its cells below.",
         "",
-        claims_table(claims, docs_prefix(where)),
+        claims_table(claims),
         *not_applicable(claims),
+        *explanation_lines(claims),
         "",
         "## Privacy claims",
         "",
@@ -276,17 +273,16 @@ def report_from_table(
     table: results.Table,
     sweep_config: config.SweepConfig | None,
     name: str = "runs.csv",
-    where: str | None = None,
 ) -> tuple[str, list[Claim]]:
     """(Markdown report, claims) of a run table (`experiments.analysis.results.RUN_COLUMNS`)
-    named ``name`` in the report, to be written into directory ``where`` (`render`).
+    named ``name`` in the report (`render`).
 
     Instance families and algorithm options come from ``sweep_config``; without it, every
     instance is taken as Bernoulli and every algorithm as its registry entry (and said so).
     """
     algorithms = stats.algorithms_of(sweep_config)
     summary = stats.summarize(table, stats.allocation_targets(table, algorithms))
-    return report_from_summary(summary, sweep_config, algorithms, name, where)
+    return report_from_summary(summary, sweep_config, algorithms, name)
 
 
 def report_from_summary(
@@ -294,14 +290,13 @@ def report_from_summary(
     sweep_config: config.SweepConfig | None,
     algorithms: Mapping[str, Algorithm],
     name: str = "runs.csv",
-    where: str | None = None,
 ) -> tuple[str, list[Claim]]:
     """`report_from_table` of a summary with its allocation targets
     (`experiments.analysis.stats.summarize`), whose algorithms ran as ``algorithms`` (label →
     algorithm, `experiments.analysis.stats.algorithms_of`)."""
     ctx = claims_context(summary, sweep_config, algorithms)
     claims = evaluate(ctx)
-    text = render(claims, ctx, name, where)
+    text = render(claims, ctx, name)
     if sweep_config is None:
         text += (
             "\nNo sweep.json with a configuration next to the CSV: every instance was taken as "

@@ -7,17 +7,32 @@ dashed. Every other label of a figure (a plugin's
 algorithm, a variant run with options, an unregistered name, or a fixed style that clashes with
 an earlier one) gets a colour of `COLOURS` and a marker of `MARKERS` that no other label of the
 figure has, preferably ones no fixed style has either, never black or grey (the reference
-curves', bands' and patches'). The registry holds facts about algorithms, not their styles.
+curves', bands' and patches'). The registry holds facts about algorithms, not their styles: a
+plugin that wants its own style gives it here (`register_style`), and it is drawn so unless it
+clashes with a curve drawn before it, which is then said in one warning.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
+import matplotlib.colors
+import matplotlib.markers
+
 from experiments.config.specs import AlgorithmSpec, registry
 
-__all__ = ["COLOURS", "MARKERS", "PAPER_STYLES", "Style", "fixed_style", "styles"]
+__all__ = [
+    "COLOURS",
+    "MARKERS",
+    "PAPER_STYLES",
+    "REGISTERED_STYLES",
+    "Style",
+    "fixed_style",
+    "register_style",
+    "styles",
+]
 
 
 class Style(NamedTuple):
@@ -57,10 +72,44 @@ MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*", "<", ">", "h", "p", "d", "H",
 """Markers a label without a fixed style may take."""
 
 
+REGISTERED_STYLES: dict[str, Style] = {}
+"""The styles plugins gave their algorithms (`register_style`), by registry name."""
+
+
+def register_style(name: str, color: str, marker: str, linestyle: str = "-") -> Style:
+    """Draw the algorithm registered as ``name`` (a plugin's, run with no options) in this
+    style, unless it clashes with a curve drawn before it (`styles` then warns and gives it
+    another). Call it next to `jaxbai.register`, in the plugin's module.
+
+    Raises:
+        ValueError: a colour, marker or line style matplotlib does not know, or a grey (the
+            theory curves' colour), or ``name`` is one of jaxbai's algorithms (fixed styles).
+
+    Examples:
+        >>> register_style("my_lab_tt", "black", "X", "--")
+        Style(color='black', marker='X', linestyle='--')
+        >>> del REGISTERED_STYLES["my_lab_tt"]
+    """
+    entries = registry()
+    if name in entries and entries[name].plugin_source is None and name in PAPER_STYLES:
+        raise ValueError(f"{name!r} is one of jaxbai's algorithms, whose styles are fixed")
+    if not matplotlib.colors.is_color_like(color):
+        raise ValueError(f"{color!r} is not a matplotlib colour")
+    if marker not in matplotlib.markers.MarkerStyle.markers or marker in ("", " ", "None"):
+        raise ValueError(f"{marker!r} is not a matplotlib marker")
+    if linestyle not in ("-", "--", "-.", ":"):
+        raise ValueError(f"line style {linestyle!r} is not one of '-', '--', '-.', ':'")
+    r, g, b = matplotlib.colors.to_rgb(color)
+    if max(r, g, b) - min(r, g, b) < 0.05 and max(r, g, b) > 0.05:
+        raise ValueError(f"{color!r} is a grey: greys are the reference curves' (theory)")
+    REGISTERED_STYLES[name] = Style(color, marker, linestyle)
+    return REGISTERED_STYLES[name]
+
+
 def fixed_style(name: str) -> Style | None:
     """The style of a registered name: `PAPER_STYLES`' for jaxbai's own, that of the algorithm
     a published-code variant stands for, dashed; None for any other (a plugin's, a user's that
-    replaced one of jaxbai's, an unregistered label).
+    replaced one of jaxbai's, an unregistered label), whose style `register_style` may give.
 
     Examples:
         >>> fixed_style("adap_tt_published")
@@ -103,11 +152,24 @@ def _related(a: str, b: str) -> bool:
     return a in (paper[b], b) or b == paper[a]
 
 
+def _clash(label: str, style: Style, drawn: Mapping[str, Style]) -> str | None:
+    """Why ``label`` cannot have ``style`` next to the styles already ``drawn`` (the curve
+    whose colour or marker it shares, unless one is the other's published-code variant)."""
+    for other, s in drawn.items():
+        same = {"colour": s.color == style.color, "marker": s.marker == style.marker}
+        shared = [what for what, equal in same.items() if equal]
+        if shared and not _related(label, other):
+            return f"{' and '.join(shared)} of {other!r}"
+    return None
+
+
 def styles(labels: Sequence[str], specs: Mapping[str, AlgorithmSpec]) -> dict[str, Style]:
     """The style of every algorithm label of a figure: a name with a `fixed_style`, run with no
     options, has it (in registry order) unless an earlier one has its colour or marker (a
-    published-code variant shares its paper algorithm's); any other label gets a colour and a
-    marker that no other label has (`COLOURS`, `MARKERS`), in the order of ``labels``.
+    published-code variant shares its paper algorithm's); then a name with a registered style
+    (`register_style`), likewise, with a warning naming it and the curve it clashes with when it
+    cannot have it; any other label gets a colour and a marker that no other label has
+    (`COLOURS`, `MARKERS`), in the order of ``labels``.
 
     Examples:
         >>> from experiments.config.specs import AlgorithmSpec
@@ -117,16 +179,25 @@ def styles(labels: Sequence[str], specs: Mapping[str, AlgorithmSpec]) -> dict[st
         ('tab:orange', True, True)
     """
     out: dict[str, Style] = {}
-    for label in (name for name in registry() if name in labels):
+    named = [name for name in registry() if name in labels]
+    for label in named:
         spec, style = specs.get(label), fixed_style(label)
-        if style is None or (spec is not None and spec.options):
+        if style is not None and not (spec is not None and spec.options):
+            if _clash(label, style, out) is None:
+                out[label] = style
+    for label in named:
+        spec, style = specs.get(label), REGISTERED_STYLES.get(label)
+        if label in out or style is None or (spec is not None and spec.options):
             continue
-        clash = any(
-            (s.color == style.color or s.marker == style.marker) and not _related(label, other)
-            for other, s in out.items()
-        )
-        if not clash:
+        clash = _clash(label, style, out)
+        if clash is None:
             out[label] = style
+        else:
+            warnings.warn(
+                f"{label!r} is not drawn in its registered style {tuple(style)}: its {clash}, "
+                "drawn before it; it gets a colour and a marker of its own",
+                stacklevel=2,
+            )
     for label in labels:
         if label not in out:
             out[label] = _free_style([*out.values()])

@@ -19,6 +19,8 @@ import matplotlib.ticker
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.text import Annotation
+from matplotlib.transforms import offset_copy
 
 from experiments.analysis import overlay, results, rounds
 from experiments.analysis.results import Table
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FigureSpec",
     "Labels",
+    "dodges",
     "draw_algorithm",
     "draw_figure",
     "draw_theory",
@@ -167,6 +170,28 @@ def _hollow(ax, x, y, cens, runs, color, marker) -> None:
         )
 
 
+DODGE_POINTS = 4.0
+"""Horizontal distance, in points, between the curves of neighbouring algorithms in a panel
+(a marker's width)."""
+DODGE_SPREAD = 24.0
+"""Most points between a panel's outermost curves (many algorithms are drawn closer)."""
+
+
+def dodges(count: int) -> np.ndarray:
+    """The horizontal offsets (points) of ``count`` curves drawn on one panel: evenly spaced
+    `DODGE_POINTS` apart (closer if that spans more than `DODGE_SPREAD`) and centred on 0, so
+    that curves with equal values (one algorithm and its variant) stay side by side instead of
+    one hiding the other. Only where a curve is drawn moves; its data (the ε or δ of each cell)
+    are unchanged.
+
+    Examples:
+        >>> dodges(3).tolist(), dodges(13).tolist()[:2]
+        ([-4.0, 0.0, 4.0], [-12.0, -10.0])
+    """
+    spacing = min(DODGE_POINTS, DODGE_SPREAD / max(count - 1, 1))
+    return (np.arange(count) - (count - 1) / 2) * spacing
+
+
 MAX_LOG_HALF_WIDTH = 20.0
 """Cap on Z95·se/mean, the half-width of an interval on the log scale (keeps it finite)."""
 
@@ -204,12 +229,15 @@ def draw_algorithm(
     delta: float | None,
     labels: Labels | None = None,
     rounds_of: bool = False,
+    dodge: float = 0.0,
 ) -> str | None:
     """One algorithm's curve on one panel: mean τ (or C if ``rounds_of``) against ε at
     ``delta``, or against δ if ``delta`` is None, with its 95% interval (`mean_interval`) as a
-    band (a bar for a lone cell); a non-private algorithm in an ε figure is a horizontal line
-    and band. Returns the episode mode whose bound it drew (rounds only), else None."""
+    bar at each cell and, between cells, a band; a non-private algorithm in an ε figure is a
+    horizontal line and band. ``dodge``: the curve is drawn that many points to the right
+    (`dodges`). Returns the episode mode whose bound it drew (rounds only), else None."""
     labels = labels or Labels.of(summary, None)
+
     color, marker, ls = labels.styles[algorithm]
     label = labels.names.get(algorithm, algorithm)
     idx = _cells(summary, algorithm, instance, delta)
@@ -224,18 +252,26 @@ def draw_algorithm(
         ax.axhspan(lo[0], hi[0], color=color, alpha=0.12, lw=0)
         return None
     done = cens == 0
+    before = set(ax.get_children())
     ax.plot(x[done], mean[done], color=color, marker=marker, ms=4, lw=1.2, ls=ls, label=label)
     if done.sum() > 1:
         ax.fill_between(x[done], lo[done], hi[done], color=color, alpha=0.18, lw=0)
-    elif done.any():
+    if done.any():
         err = np.stack([mean[done] - lo[done], hi[done] - mean[done]])
-        ax.errorbar(x[done], mean[done], yerr=err, color=color, ls="none", capsize=2)
+        ax.errorbar(x[done], mean[done], yerr=err, color=color, ls="none", lw=0.8, capsize=2)
     if (~done).any():
-        _hollow(ax, x[~done], mean[~done], cens[~done], summary["runs"][idx][~done], color, marker)
+        runs = summary["runs"][idx][~done]
+        _hollow(ax, x[~done], mean[~done], cens[~done], runs, color, marker)
     mode = labels.episodes.get(algorithm) if rounds_of else None
     if mode is not None:
         bound = [rounds.rounds_bound(mode, int(summary["K"][i]), summary["mean"][i]) for i in idx]
         ax.plot(x, bound, ls=_BOUND_STYLE[mode], color=color, lw=1)
+    shifted = offset_copy(ax.transData, fig=ax.figure, x=dodge, y=0.0, units="points")
+    for artist in set(ax.get_children()) - before:  # drawn shifted, the axis limits unchanged
+        if isinstance(artist, Annotation):
+            artist.xycoords = shifted
+        else:
+            artist.set_transform(shifted)
     return mode
 
 
@@ -352,8 +388,8 @@ def _panel(ax, summary: Table, spec: FigureSpec, instance: str, labels: Labels, 
     if not spec.rounds:
         draw_theory(ax, means, spec.privacy, spec.delta, x_range, family, sigma, labels.threshold)
     modes = {
-        draw_algorithm(ax, summary, algorithm, instance, spec.delta, labels, spec.rounds)
-        for algorithm in spec.algorithms
+        draw_algorithm(ax, summary, algorithm, instance, spec.delta, labels, spec.rounds, dodge)
+        for algorithm, dodge in zip(spec.algorithms, dodges(len(spec.algorithms)), strict=True)
     }
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())

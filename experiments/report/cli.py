@@ -27,10 +27,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out_help = "Markdown output (default: report.md next to the CSV)"
     args = results.parse_csv_command("experiments.report", DESCRIPTION, out_help, argv)
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.csv)), "report.md")
-    sweep_config, where = config.load_sidecar(args.csv), os.path.dirname(os.path.abspath(out))
-    text, _ = markdown_report.report_from_table(
-        args.runs, sweep_config, os.path.basename(args.csv), where
-    )
+    sweep_config = config.load_sidecar(args.csv)
+    text, _ = markdown_report.report_from_table(args.runs, sweep_config, os.path.basename(args.csv))
     with results.replacing(out) as f:  # never through a link planted in a received folder
         f.write(text + "\n")
     print(text)

@@ -211,9 +211,8 @@ def run(
             drawings = (
                 drawing.draw_figures(summary, sweep_config, grids.algorithms) if figures else {}
             )
-            where = sweep_config.out if out is not None else None  # report.md's directory
             text, claims = markdown_report.report_from_summary(
-                summary, sweep_config, grids.algorithms, "runs.csv", where
+                summary, sweep_config, grids.algorithms
             )
             paths: dict[str, object] = {}
             if writes:
