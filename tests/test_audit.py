@@ -23,7 +23,7 @@ from scipy import stats
 import jaxbai
 from experiments import audit as planted
 from jaxbai import audit, mechanisms
-from jaxbai.audit import algorithm as audit_algorithm_module
+from jaxbai.audit import _runs as audit_runs
 from jaxbai.instances import reward_table
 from jaxbai.mechanisms import secure
 
@@ -284,7 +284,7 @@ def test_algorithm_audit_does_not_depend_on_chunking(monkeypatch):
     """Same seed, runs split into more program calls: the same result, bit for bit."""
     alg = jaxbai.adap_tt()
     first = _audit(alg, 1.0)  # the program of test_no_false_alarm_on_global_toptwo
-    monkeypatch.setattr(audit_algorithm_module, "_MAX_RUNS_PER_DEVICE", 1024)
+    monkeypatch.setattr(audit_runs, "_MAX_RUNS_PER_DEVICE", 1024)
     assert _audit(alg, 1.0) == first
 
 

@@ -14,12 +14,21 @@ Neighbouring inputs (chosen to make the bound large):
   reward 4 = 1;
 * ``dpse_release``: one DP-SE ``step`` (epoch 1, both arms, Lap(1/(εR₁)) on each mean) on the
   DP-SE tables below; the output is the pair of private means;
-* Top Two global-DP algorithms (AdaP-TT, AdaP-TT*, either episode mode): two arms, horizon 16,
-  every reward 0, against participant 0 (the first pull of arm 0) with reward 1;
-* DP-SE: two arms, horizon 2R₁ at the smallest ε (R₁ pulls per arm in epoch 1); arm 0's
-  rewards are v (arm 1's are 0), with v placing epoch 1's elimination test μ̃₀ − μ̃₁ > 2(h₁ + c₁)
-  four Laplace scales 1/(εR₁) into the tail; participant 0 (arm 0's first pull) has reward 0,
-  against 1. With two arms the record is (τ, â), i.e. whether epoch 1 eliminates arm 1.
+* jaxbai's Top Two global-DP algorithms (AdaP-TT, AdaP-TT*, either episode mode): two arms,
+  horizon 16, every reward 0, against participant 0 (the first pull of arm 0) with reward 1;
+* jaxbai's DP-SE: two arms, horizon 2R₁ at the smallest ε (R₁ pulls per arm in epoch 1); arm
+  0's rewards are v (arm 1's are 0), with v placing epoch 1's elimination test
+  μ̃₀ − μ̃₁ > 2(h₁ + c₁) four Laplace scales 1/(εR₁) into the tail; participant 0 (arm 0's
+  first pull) has reward 0, against 1 (`dpse_tables`, docs/audits.md gives the formula). With
+  two arms the record is (τ, â), i.e. whether epoch 1 eliminates arm 1;
+* any other registered global-DP algorithm (a plugin's, or one registered from Python): the
+  tables `jaxbai.audit.neighbouring_tables` finds for it at each ε, on pilot runs of half the
+  runs per table (at most `jaxbai.audit.SEARCH_RUNS`) from a key stream the audit never uses.
+
+``--algorithms NAME ...`` audits only those registered algorithms (a plugin's too, loaded with
+``--plugin MODULE``) and no mechanism; without it, every mechanism and every registered
+private algorithm. An audit where no event separates the inputs is reported as "no evidence
+at these tables (N events tried)", its ``epsilon_lower`` cell empty (never a bound of 0).
 
 Each participant-side mechanism (`PARTICIPANT_MECHANISMS`, `jaxbai.base.Mechanism`) has two
 rows built from the object: its name, for its simulation sampler (`Mechanism.privatize`), and
@@ -44,7 +53,8 @@ participant 0 with 0 against 1, horizon 64 (about five phases of arm 0; at horiz
 at 128 the prefixes spread over too many values).
 
 Usage:
-    python -m experiments.audit [--runs N] [--samples N] [--epsilons E ...] [--planted]
+    python -m experiments.audit [--runs N] [--samples N] [--epsilons E ...]
+                                [--algorithms NAME ...] [--plugin MODULE] [--planted]
                                 [--device cpu|gpu] [--out DIR] [--seed S]
 """
 
@@ -65,6 +75,7 @@ from experiments.audit.table import (
     REMEMBERING_HORIZON,
     TOPTWO_HORIZON,
     Row,
+    algorithm_rows,
     audit_row,
     dpse_tables,
     remembering_tables,
@@ -82,6 +93,7 @@ __all__ = [
     "RememberingDAF",
     "RenoisingCumulative",
     "Row",
+    "algorithm_rows",
     "audit_row",
     "dpse_tables",
     "half_scale_laplace",

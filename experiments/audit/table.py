@@ -34,6 +34,7 @@ __all__ = [
     "REMEMBERING_HORIZON",
     "TOPTWO_HORIZON",
     "Row",
+    "algorithm_rows",
     "audit_row",
     "dpse_tables",
     "markdown",
@@ -81,10 +82,18 @@ def remembering_tables(horizon: int = REMEMBERING_HORIZON) -> tuple[np.ndarray, 
 def dpse_tables(
     epsilon: float, risk: float = 0.01, horizon: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """DP-SE's tables at ε (module docstring) and the horizon 2R₁ (or ``horizon`` if larger).
+    """DP-SE's tables at ε and the horizon 2R₁ (or ``horizon`` if larger).
 
     Round-robin from sample 0 gives arm 0 the even rows and arm 1 the odd ones; every row
-    holds (v, 0), row 0 holds (0, 0) against (1, 0).
+    holds (v, 0), row 0 holds (0, 0) against (1, 0). With R₁, h₁, c₁ of epoch 1 (two arms,
+    `jaxbai.dpse.epoch_constants`), θ = 2(h₁ + c₁) and b = 1/(εR₁),
+
+        v = R₁(θ − 4b)/(R₁ − 1),
+
+    so that arm 0's epoch-1 mean is (R₁ − 1)v/R₁ = θ − 4b (participant 0 at 0) or
+    θ − 4b + 1/R₁ = θ − (4 − ε)b (at 1) and arm 1's is 0: the elimination test
+    μ̃₀ − μ̃₁ > θ fires when the difference of the two Laplace draws exceeds 4b, against
+    (4 − ε)b (docs/audits.md).
 
     Examples:
         >>> table, table_prime, horizon = dpse_tables(1.0)
@@ -218,9 +227,16 @@ def _remembering_design(epsilon: float) -> tuple[np.ndarray, np.ndarray, int]:
     return (*remembering_tables(), REMEMBERING_HORIZON)
 
 
-def _algorithm_row(name: str, alg: Any, design: Design, kind: str = "global algorithm") -> Row:
+def _algorithm_row(
+    name: str, alg: Any, design: Design | None, kind: str = "global algorithm"
+) -> Row:
+    """An algorithm's row: on ``design``'s tables, or (None) on the tables that
+    `jaxbai.audit.neighbouring_tables` finds for it at each ε."""
+
     def run(eps, samples, runs, seed, device):
         del samples
+        if design is None:
+            return audit.audit_algorithm(alg, eps, runs=runs, seed=seed, device=device)
         table, table_prime, horizon = design(eps)
         return audit.audit_algorithm(
             alg, eps, table, table_prime, runs=runs, seed=seed, horizon=horizon, device=device
@@ -229,9 +245,46 @@ def _algorithm_row(name: str, alg: Any, design: Design, kind: str = "global algo
     return Row(name, kind, run)
 
 
-def rows(planted: bool = False) -> list[Row]:
+def _design(name: str, alg: Any) -> Design | None:
+    """jaxbai's own algorithms run on their hand-made tables (DP-SE's at its elimination
+    threshold, the Top Two ones otherwise); a plugin's, or one registered from Python, on
+    searched tables (None)."""
+    if jaxbai.ALGORITHMS[name].plugin_source is not None:  # not defined in jaxbai
+        return None
+    return _dpse_design if isinstance(alg, jaxbai.DPSE) else _toptwo_design
+
+
+def algorithm_rows(names: Sequence[str]) -> list[Row]:
+    """The rows of the registered algorithms ``names``: a global-DP one audited on its tables
+    (`_design`), a local-DP one at its participant mechanism (its guarantee).
+
+    Raises:
+        ValueError: a name that is not registered, or an algorithm without privacy.
+    """
+    unknown = [name for name in names if name not in jaxbai.ALGORITHMS]
+    if unknown:
+        raise ValueError(
+            f"unknown algorithms {', '.join(unknown)} (registered: "
+            f"{', '.join(jaxbai.ALGORITHMS)}; a plugin's need --plugin MODULE)"
+        )
+    out = []
+    for name in names:
+        alg = jaxbai.ALGORITHMS[name]()
+        mechanism = alg.info.participant_mechanism
+        if mechanism is not None:
+            case = functools.partial(_simulated, mechanism)
+            out.append(_mechanism_row(f"{name} (at {mechanism.name})", case, "local algorithm"))
+        elif alg.info.privacy == "global":
+            out.append(_algorithm_row(name, alg, _design(name, alg)))
+        else:
+            raise ValueError(f"{name} is not private: there is no privacy claim to audit")
+    return out
+
+
+def rows(planted: bool = False, algorithms: Sequence[str] | None = None) -> list[Row]:
     """The table's rows: mechanisms, then every registered private algorithm; with
-    ``planted``, the planted bugs instead."""
+    ``algorithms``, only those algorithms (`algorithm_rows`); with ``planted``, the planted
+    bugs instead."""
     if planted:
         return [
             Row("laplace at half scale", "planted bug", _planted_mechanism(half_scale_laplace)),
@@ -250,17 +303,12 @@ def rows(planted: bool = False) -> list[Row]:
                 "dp_tt re-noising", renoising_dp_tt(), _remembering_design, "planted bug"
             ),
         ]
-    out = [_mechanism_row(name, case) for name, case in MECHANISMS.items()]
-    for name, entry in jaxbai.ALGORITHMS.items():
-        alg = entry()
-        mechanism = alg.info.participant_mechanism
-        if mechanism is not None:
-            case = functools.partial(_simulated, mechanism)
-            out.append(_mechanism_row(f"{name} (at {mechanism.name})", case, "local algorithm"))
-        elif alg.info.privacy == "global":
-            design = _dpse_design if isinstance(alg, jaxbai.DPSE) else _toptwo_design
-            out.append(_algorithm_row(name, alg, design))
-    return out
+    if algorithms is not None:
+        return algorithm_rows(algorithms)
+    private = [n for n, entry in jaxbai.ALGORITHMS.items() if entry.info().privacy != "none"]
+    return [_mechanism_row(name, case) for name, case in MECHANISMS.items()] + algorithm_rows(
+        private
+    )
 
 
 def _planted_mechanism(factory: Callable[[float], audit.Mechanism]):
@@ -274,17 +322,21 @@ def _planted_mechanism(factory: Callable[[float], audit.Mechanism]):
 
 
 def audit_row(row: Row, epsilon: float, samples: int, runs: int, seed: int, device=None) -> dict:
-    """One audit as a table record (with its wall time)."""
+    """One audit as a table record (with its wall time): ``epsilon_lower`` is empty and
+    ``verdict`` says "no evidence at these tables (N events tried)" where no event separated
+    the inputs."""
     start = time.perf_counter()
     res = row.run(epsilon, samples, runs, seed, device)
     return {
         "name": row.name,
         "kind": row.kind,
         "epsilon": epsilon,
-        "epsilon_lower": round(res.epsilon_lower, 4),
+        "epsilon_lower": round(res.epsilon_lower, 4) if res.evidence else "",
+        "verdict": res.verdict,
         "confidence": res.confidence,
         "delta": res.delta,
-        "event": res.event,
+        "event": res.event if res.evidence else "",
+        "events_tried": res.events_tried,
         "p": res.p,
         "p_prime": res.p_prime,
         "samples": res.samples,
@@ -301,17 +353,22 @@ def markdown(records: Sequence[dict]) -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for r in records:
-        flag = " **violation**" if r["violation"] else ""
+        if r["event"]:
+            flag = " **violation**" if r["violation"] else ""
+            bound = f"{r['epsilon_lower']:.3f}{flag}"
+        else:
+            bound = r["verdict"]
         lines.append(
-            f"| {r['name']} | {r['kind']} | {r['epsilon']:g} | {r['epsilon_lower']:.3f}{flag} "
-            f"| {r['event']} | {r['samples']:,} |"
+            f"| {r['name']} | {r['kind']} | {r['epsilon']:g} | {bound} | {r['event']} "
+            f"| {r['samples']:,} |"
         )
     return "\n".join(lines)
 
 
 def plot(records: Sequence[dict], path: str) -> None:
     """ε_lower against the claimed ε, a panel per kind of row (local algorithms are left out:
-    their rows repeat their participant mechanism's), with the diagonal ε_lower = ε."""
+    their rows repeat their participant mechanism's), with the diagonal ε_lower = ε; an audit
+    with no evidence is a grey cross on the axis, not a bound of 0."""
     from matplotlib.figure import Figure
 
     kinds = [k for k in dict.fromkeys(r["kind"] for r in records) if k != "local algorithm"]
@@ -321,9 +378,12 @@ def plot(records: Sequence[dict], path: str) -> None:
     for ax, kind in zip(axes, kinds, strict=True):
         mine = [r for r in records if r["kind"] == kind]
         for name in dict.fromkeys(r["name"] for r in mine):
-            line = [r for r in mine if r["name"] == name]
+            line = [r for r in mine if r["name"] == name and r["event"]]
             xs, ys = [r["epsilon"] for r in line], [r["epsilon_lower"] for r in line]
             ax.plot(xs, ys, "o-", label=name)
+        nothing = [r["epsilon"] for r in mine if not r["event"]]
+        if nothing:
+            ax.plot(nothing, [0] * len(nothing), "x", color="grey", label="no evidence")
         ax.plot([0, top], [0, top], "k--", lw=1, label="ε_lower = ε")
         ax.set_title(f"{kind}s")
         ax.set_xlabel("claimed ε")

@@ -14,6 +14,12 @@ the claimed ε means the claim is false (or, with probability ≤ 1 − confiden
 * `audit_algorithm`: any `jaxbai.base.Algorithm` on two neighbouring (T, K) reward tables,
   global DP (Definition 8). Local-DP algorithms are audited at their participant-side
   mechanism, which is their guarantee.
+* `neighbouring_tables`: a pair of tables on which the algorithm's releases matter to its
+  decisions, searched on pilot runs for a given algorithm and ε; `audit_algorithm` uses it
+  when it is given no tables.
+
+Where no event separates the inputs, the result says "no evidence at these tables (N events
+tried)" (`AuditResult.verdict`), never a lower bound of 0.
 
 Examples:
     >>> import jaxbai
@@ -24,21 +30,42 @@ Examples:
 """
 
 from jaxbai.audit._bounds import certified_epsilon, clopper_pearson
+from jaxbai.audit._runs import PILOT_RUNS, PREFIX_VALUES
 from jaxbai.audit._select import CERTIFIED_EVENTS, NONE, AuditResult
-from jaxbai.audit.algorithm import PILOT_RUNS, PREFIX_VALUES, audit_algorithm
+from jaxbai.audit.algorithm import audit_algorithm
 from jaxbai.audit.mechanism import DISCRETE_VALUES, Mechanism, audit_mechanism, host_mechanism
+from jaxbai.audit.tables import (
+    BACKGROUNDS,
+    DEPENDENCE,
+    GRID,
+    MAX_HORIZON,
+    SEARCH_RUNS,
+    VALUE_PAIRS,
+    ZOOM,
+    NeighbouringTables,
+    neighbouring_tables,
+)
 
 __all__ = [
+    "BACKGROUNDS",
     "CERTIFIED_EVENTS",
+    "DEPENDENCE",
     "DISCRETE_VALUES",
+    "GRID",
+    "MAX_HORIZON",
     "NONE",
     "PILOT_RUNS",
     "PREFIX_VALUES",
+    "SEARCH_RUNS",
+    "VALUE_PAIRS",
+    "ZOOM",
     "AuditResult",
     "Mechanism",
+    "NeighbouringTables",
     "audit_algorithm",
     "audit_mechanism",
     "certified_epsilon",
     "clopper_pearson",
     "host_mechanism",
+    "neighbouring_tables",
 ]

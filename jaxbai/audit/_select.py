@@ -30,12 +30,14 @@ __all__ = [
     "check_epsilon",
     "check_level",
     "choose",
+    "pilot_score",
 ]
 
 CERTIFIED_EVENTS = 4
 """How many (event, direction) pairs are certified on the held-out half (the Bonferroni m)."""
 NONE = "(none)"
-"""`AuditResult.event` when no event certifies an ε > 0 (then ``p`` and ``p_prime`` are NaN)."""
+"""`AuditResult.event` when no event certifies an ε > 0 (then ``p`` and ``p_prime`` are NaN):
+no evidence at these inputs, which is not a lower bound of 0 (`AuditResult.verdict`)."""
 
 
 class AuditResult(NamedTuple):
@@ -55,6 +57,14 @@ class AuditResult(NamedTuple):
         confidence: the confidence of the bound, after the Bonferroni correction.
         delta: the δ of the (ε, δ) claim the bound is computed for (hockey-stick form).
         events_certified: the number of (event, direction) pairs certified (Bonferroni m).
+        events_tried: the number of candidate events scored (in both directions) on the
+            selection half.
+        inputs: what the two neighbouring inputs were, for the `verdict`: ``"tables"`` (an
+            algorithm's reward tables) or ``"inputs"`` (a mechanism's).
+
+    ``epsilon_lower`` is 0 when no event certifies an ε > 0, for programs; what is shown to
+    people is `verdict` (or ``str(result)``), which then says "no evidence at these tables (N
+    events tried)": the audit found nothing on these inputs, not that ε ≥ 0 was measured.
     """
 
     epsilon_claimed: float
@@ -66,11 +76,38 @@ class AuditResult(NamedTuple):
     confidence: float
     delta: float
     events_certified: int
+    events_tried: int
+    inputs: str = "inputs"
 
     @property
     def violation(self) -> bool:
         """Whether the audit certifies a larger ε than the one claimed."""
         return self.epsilon_lower > self.epsilon_claimed
+
+    @property
+    def evidence(self) -> bool:
+        """Whether some event separated the two inputs (certified an ε > 0)."""
+        return self.event != NONE
+
+    @property
+    def verdict(self) -> str:
+        """One line for people: the certified bound against the claim, or "no evidence at
+        these tables (N events tried)" (never a bound of 0)."""
+        if not self.evidence:
+            return f"no evidence at these {self.inputs} ({self.events_tried} events tried)"
+        bound = f"ε ≥ {self.epsilon_lower:.3f} at {self.confidence:.0%} confidence"
+        if self.violation:
+            return f"{bound}: privacy violation (claimed ε = {self.epsilon_claimed:g})"
+        return f"{bound} (claimed ε = {self.epsilon_claimed:g})"
+
+    def __str__(self) -> str:
+        """The `verdict`, with the event and its frequencies when there is one."""
+        if not self.evidence:
+            return self.verdict
+        return (
+            f"{self.verdict}; event: {self.event} (p = {self.p:.4g}, p′ = {self.p_prime:.4g} "
+            f"on {self.samples:,} per input)"
+        )
 
 
 class Choice(NamedTuple):
@@ -89,10 +126,11 @@ def check_epsilon(epsilon: object) -> float:
     return eps
 
 
-def check_count(name: str, value: object) -> int:
-    """Samples or runs per input: an integer ≥ 2 (one half chooses, the other certifies)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 2:
-        raise ValueError(f"{name} must be an integer >= 2, got {value!r}")
+def check_count(name: str, value: object, minimum: int = 2) -> int:
+    """An integer ≥ ``minimum``: samples or runs per input (≥ 2: one half chooses, the other
+    certifies), a horizon (≥ 1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
 
 
@@ -111,6 +149,22 @@ def _alpha(confidence: float, pairs: int) -> float:
     return (1.0 - confidence) / (2 * pairs)
 
 
+def _scores(
+    counts: np.ndarray,
+    counts_prime: np.ndarray,
+    trials: int,
+    trials_prime: int,
+    confidence: float,
+    delta: float,
+) -> np.ndarray:
+    """Wilson-score stand-ins for the certified bound of every event, forward then backward,
+    at the level the certification will use."""
+    z = statistics.NormalDist().inv_cdf(1.0 - _alpha(confidence, CERTIFIED_EVENTS))
+    forward = score_epsilon(counts, trials, counts_prime, trials_prime, z, delta)
+    backward = score_epsilon(counts_prime, trials_prime, counts, trials, z, delta)
+    return np.concatenate([forward, backward])
+
+
 def choose(
     counts: np.ndarray,
     counts_prime: np.ndarray,
@@ -119,19 +173,21 @@ def choose(
     confidence: float,
     delta: float,
 ) -> list[Choice]:
-    """The `CERTIFIED_EVENTS` best (event, direction) pairs on the selection half.
-
-    Scores are Wilson-score stand-ins for the certified bound at the level the certification
-    will use; pairs scoring −inf are kept only if nothing scores better (one pair at least).
-    """
-    z = statistics.NormalDist().inv_cdf(1.0 - _alpha(confidence, CERTIFIED_EVENTS))
-    forward = score_epsilon(counts, trials, counts_prime, trials_prime, z, delta)
-    backward = score_epsilon(counts_prime, trials_prime, counts, trials, z, delta)
-    scores = np.concatenate([forward, backward])
+    """The `CERTIFIED_EVENTS` best (event, direction) pairs on the selection half (`_scores`);
+    pairs scoring −inf are kept only if nothing scores better (one pair at least)."""
+    scores = _scores(counts, counts_prime, trials, trials_prime, confidence, delta)
     order = np.argsort(-scores, kind="stable")[:CERTIFIED_EVENTS]
     finite = [i for i in order if np.isfinite(scores[i])] or [int(order[0])]
-    size = len(forward)
+    size = len(counts)
     return [Choice(int(i % size), bool(i < size)) for i in finite]
+
+
+def pilot_score(
+    counts: np.ndarray, counts_prime: np.ndarray, trials: int, confidence: float, delta: float
+) -> float:
+    """A pilot audit's score of two inputs: the best stand-in bound over every event, in both
+    directions, on ``trials`` runs of each (−inf where no event separates them)."""
+    return float(np.max(_scores(counts, counts_prime, trials, trials, confidence, delta)))
 
 
 def _describe(label: str, forward: bool) -> str:
@@ -149,11 +205,13 @@ def certify(
     confidence: float,
     delta: float,
     samples: int,
+    inputs: str = "inputs",
 ) -> AuditResult:
     """The best certified bound over ``choices``, counted on the held-out half.
 
     ``counts[i]`` and ``counts_prime[i]`` count the i-th chosen event under each input, in
-    ``trials`` and ``trials_prime`` held-out samples; ``samples`` is the total per input.
+    ``trials`` and ``trials_prime`` held-out samples; ``samples`` is the total per input;
+    ``labels`` names every candidate event (their number is `AuditResult.events_tried`).
     """
     alpha = _alpha(confidence, len(choices))
     best, best_eps = 0, -math.inf
@@ -176,4 +234,6 @@ def certify(
         confidence=confidence,
         delta=delta,
         events_certified=len(choices),
+        events_tried=len(labels),
+        inputs=inputs,
     )
