@@ -332,14 +332,19 @@ def record_trajectories(
     runs; the runs run one after the other, each at the speed of one lane.
 
     Args:
-        alg, inst, epsilon, delta, seed, max_samples: as in `jaxbai.simulate`.
+        alg: an algorithm, as in `jaxbai.simulate`.
+        inst: an instance.
+        epsilon: scalar or 1-D sequence of privacy budgets (ignored by TTUCB).
+        delta: scalar or 1-D sequence of risks.
         runs: the run indices to record (of each (ε, δ) cell), each ≥ 0.
+        seed: the master seed of the `jaxbai.simulate` call.
         fields: attribute paths of the state (``"counts"``, ``"means"`` for μ̃,
             ``"estimate.phases"``), or a mapping name → path or function (state, params) →
             array (a stopping statistic, say).
         every: ticks between two points at the start.
         at: ``"steps"`` or ``"episodes"``.
         points: recorded points per run at most (even, ≥ 2).
+        max_samples: per-run sample budget, as in `jaxbai.simulate`.
         draws: as `jaxbai.engine.run_grid`'s (`jaxbai.engine.DRAWS`).
 
     Raises:
