@@ -124,6 +124,7 @@ def test_episode_points_land_where_the_rounds_grow():
         ({"runs": [2, -1]}, "run indices"),
         ({"runs": 1.5}, "run indices"),
         ({"at": "rounds"}, "at must be"),
+        ({"points": 2**40}, "points must be a positive integer below"),
     ],
 )
 def test_bad_input_is_refused_before_compiling(options, message, monkeypatch):
@@ -139,3 +140,12 @@ def test_episodes_need_rounds(monkeypatch):
     monkeypatch.setattr(recording, "_record", None)
     with pytest.raises(ValueError, match="needs an algorithm with rounds"):
         jaxbai.record_trajectories(jaxbai.ttucb(), TWO_ARMS, at="episodes")
+
+
+def test_buffers_larger_than_the_memory_are_refused(monkeypatch):
+    """The buffers' size, R · (points + 1) · (4 + field bytes), is checked against the
+    machine's memory before anything compiles."""
+    monkeypatch.setattr(recording, "_record", None)
+    monkeypatch.setattr(recording.checks, "memory_bytes", lambda: 24_000)
+    with pytest.raises(ValueError, match="recording 2 runs of 1,024 points needs"):
+        jaxbai.record_trajectories(jaxbai.ttucb(), TWO_ARMS, runs=[0, 1], fields=("counts",))

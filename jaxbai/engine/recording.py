@@ -205,8 +205,16 @@ def state_fields(state: Any) -> list[str]:
 
 @functools.partial(jax.jit, static_argnames=("alg", "num_arms", "fields", "at", "points"))
 def _record(
-    alg: Algorithm, num_arms: int, fields, at: str, points: int, every, budget, seed, table
-):
+    alg: Algorithm,
+    num_arms: int,
+    fields: tuple[tuple[str, Field], ...],
+    at: str,
+    points: int,
+    every: jax.Array,
+    budget: jax.Array,
+    seed: jax.Array,
+    table: Table,
+) -> tuple[Buffer, tuple]:
     """Every job of ``table``, one after the other (`jax.lax.map`: a run's own program, whose
     halving is a real branch), recorded; returns the buffers and `records` of the final
     states."""
@@ -234,9 +242,11 @@ def _record(
         def body(carry: tuple[Lanes, Buffer]) -> tuple[Lanes, Buffer]:
             lane, buffer = carry
             stepped = step_lane(alg, budget, lane)
-            grew = rounds(alg, stepped.state) > rounds(alg, lane.state)
-            event = jnp.bool_(True) if at == "steps" else grew
             state = stepped.state
+            if at == "steps":
+                event = jnp.bool_(True)
+            else:  # an episode end: the rounds of adaptivity grew
+                event = rounds(alg, state) > rounds(alg, lane.state)
             return stepped, _tick(buffer, event, state.n, sample(state), points)
 
         lane, buffer = jax.lax.while_loop(running, body, (lane, buffer))
@@ -256,12 +266,13 @@ def _check_options(runs: object, every: object, at: object, points: object) -> n
     if at not in AT:
         raise ValueError(f"at must be one of {AT}, got {at!r}")
     for name, value in (("every", every), ("points", points)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        integer = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        if not integer or not 1 <= value < checks.COUNT_MAX:
+            raise ValueError(
+                f"{name} must be a positive integer below {checks.COUNT_MAX}, got {value!r}"
+            )
     if points < 2 or points % 2:
         raise ValueError(f"points must be even and at least 2, got {points}")
-    if every > checks.COUNT_MAX:
-        raise ValueError(f"every must be at most {checks.COUNT_MAX}, got {every}")
     indices = np.atleast_1d(np.asarray(runs))
     integral = indices.dtype.kind in "iu" and indices.ndim == 1 and indices.size > 0
     if not integral or (indices < 0).any() or (indices > checks.COUNT_MAX).any():
@@ -289,11 +300,15 @@ def _field_specs(fields: Sequence[str] | Mapping[str, Field]) -> tuple[tuple[str
     return pairs
 
 
-def _check_fields(fields, alg: Algorithm, num_arms: int, seed: int, table: Table) -> None:
+def _check_fields(
+    fields: tuple[tuple[str, Field], ...], alg: Algorithm, num_arms: int, seed: int, table: Table
+) -> int:
     """Trace each field on the shape of a run's initial state (nothing compiles); ValueError
-    for a path the state lacks (listing those it has) or a value that is not one array."""
+    for a path the state lacks (listing those it has) or a value that is not one array.
+    Returns the bytes of one value of every field."""
     load = functools.partial(load_job, alg, num_arms)
     _, state, params, _ = jax.eval_shape(load, jnp.uint32(seed), table, jnp.int32(0))
+    size = 0
     for name, spec in fields:
         try:
             shape = jax.eval_shape(functools.partial(_value, spec), state, params)
@@ -302,6 +317,27 @@ def _check_fields(fields, alg: Algorithm, num_arms: int, seed: int, table: Table
             raise ValueError(f"field {name!r}: the state has no {spec!r} ({available})") from err
         if not isinstance(shape, jax.ShapeDtypeStruct):
             raise ValueError(f"field {name!r} is not one array: {shape}")
+        size += shape.size * shape.dtype.itemsize
+    return size
+
+
+def _check_memory(runs: int, points: int, field_bytes: int, memory: int | None) -> None:
+    """ValueError if the buffers, R · (points + 1) · (4 + ``field_bytes``) bytes, exceed
+    ``memory`` (None: not known).
+
+    Examples:
+        >>> _check_memory(2, 1024, 8, 2**30)
+        >>> _check_memory(2, 2**26, 8, 2**30)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: recording 2 runs of 67,108,864 points needs 1.5 GiB, more than this ...
+    """
+    need = runs * (points + 1) * (4 + field_bytes)
+    if memory is not None and need > memory:
+        raise ValueError(
+            f"recording {runs} runs of {points:,} points needs {need / 2**30:,.1f} GiB, more "
+            f"than this machine's {memory / 2**30:,.1f} GiB: fewer points or runs"
+        )
 
 
 def record_trajectories(
@@ -350,8 +386,8 @@ def record_trajectories(
     Raises:
         ValueError: before anything compiles, for what `jaxbai.simulate` refuses, a field the
             state lacks (the message lists those it has), ``points`` odd or below 2,
-            ``every`` < 1, a negative run index, ``at`` not in `AT`, or ``at="episodes"`` for
-            an algorithm without rounds.
+            ``every`` < 1, a negative run index, ``at`` not in `AT`, ``at="episodes"`` for
+            an algorithm without rounds, or buffers larger than the machine's memory.
 
     Examples:
         >>> import jaxbai
@@ -383,7 +419,8 @@ def record_trajectories(
         raise ValueError(f"at='episodes' needs an algorithm with rounds; {alg.name} has none")
     num_arms = int(np.asarray(jobs.instance.means).shape[-1])
     table, order = device_tables(jobs, np.arange(len(jobs)), 1, pad=False)
-    _check_fields(specs, alg, num_arms, seed, table)
+    field_bytes = _check_fields(specs, alg, num_arms, seed, table)
+    _check_memory(len(jobs), points, field_bytes, checks.memory_bytes())
     buffers, final = jax.device_get(
         _record(
             alg,
