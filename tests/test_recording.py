@@ -75,6 +75,25 @@ def test_points_are_the_states_an_eager_loop_passes_through(full):
     assert pulls[:-1].tolist() == [1] * (steps - 2) and pulls[-1] == 0
 
 
+def test_the_frame_has_a_row_per_point(full):
+    """`to_frame`: every run's points, its final state last, counts as counts_0, counts_1."""
+    frame = full.to_frame()
+    assert len(frame) == int((full.n[:, :-1] >= 0).sum()) + 3
+    assert list(frame.columns) == [
+        "run",
+        "epsilon",
+        "delta",
+        "point",
+        "final",
+        "n",
+        "counts_0",
+        "counts_1",
+    ]
+    last = frame[frame["final"]]
+    assert last["run"].tolist() == [0, 1, 2] and last["n"].tolist() == full.tau.tolist()
+    assert (last[["counts_0", "counts_1"]].sum(axis=1) == last["n"]).all()
+
+
 @pytest.mark.parametrize("every", [1, 3])
 def test_a_small_buffer_keeps_every_stride_th_point(full, every):
     """With 4 points, each run keeps exactly the points of the full recording at ticks
