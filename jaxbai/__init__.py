@@ -12,7 +12,15 @@ from jaxbai.base import Algorithm, AlgorithmInfo, Estimator, Instance, Release
 from jaxbai.compilation import compilation_cache
 from jaxbai.conformance import ConformanceReport, check
 from jaxbai.dpse import DPSE, DPSEParams, DPSEState, dp_se, dp_se_published
-from jaxbai.engine import GridResult, Jobs, grid_jobs, run_grid, run_vmap
+from jaxbai.engine import (
+    GridResult,
+    Jobs,
+    TrajectoryRecord,
+    grid_jobs,
+    record_trajectories,
+    run_grid,
+    run_vmap,
+)
 from jaxbai.estimators import CTB, DAF, DPA, MLE, CumulativeLaplace, GaussianMechanism
 from jaxbai.instances import (
     PAPER_INSTANCES,
@@ -77,6 +85,7 @@ __all__ = [
     "TopTwo",
     "TopTwoParams",
     "TopTwoState",
+    "TrajectoryRecord",
     "Trial",
     "TrialStatus",
     "adap_tt",
@@ -99,6 +108,7 @@ __all__ = [
     "gaussian",
     "grid_jobs",
     "privatize_locally",
+    "record_trajectories",
     "register",
     "registry",
     "reward_table",

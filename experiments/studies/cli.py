@@ -3,12 +3,14 @@
 One subcommand per study (`STUDIES`), each a thin layer over its module: ``adap-tt-star-ablation``
 (`experiments.studies.adap_tt_star_ablation`), ``published-code``
 (`experiments.studies.published_code`), ``ratio-challenger``
-(`experiments.studies.ratio_challenger`), ``dp-tt`` (`experiments.studies.dp_tt`) and
-``dp-tt-theory`` (`experiments.studies.dp_tt_theory`). Every study takes ``--out`` (default
+(`experiments.studies.ratio_challenger`), ``dp-tt`` (`experiments.studies.dp_tt`),
+``dp-tt-trajectory`` (`experiments.studies.dp_tt_trajectory`) and ``dp-tt-theory``
+(`experiments.studies.dp_tt_theory`). Every study takes ``--out`` (default
 ``results/<study>``) and each but ``dp-tt-theory`` (which draws nothing) ``--seed``;
 ``--runs``, ``--instances`` and ``--epsilons`` are taken by ``adap-tt-star-ablation``,
 ``published-code`` and ``dp-tt``, ``--runs`` alone by ``ratio-challenger``, ``--instances``
-and ``--epsilons`` by ``dp-tt-theory``. The study modules are imported when `main` builds the
+and ``--epsilons`` by ``dp-tt-theory``, ``--runs``, ``--instance``, ``--epsilon`` and
+``--max-samples`` by ``dp-tt-trajectory``. The study modules are imported when `main` builds the
 parser (for their default grids), not when this module is.
 
 Examples:
@@ -70,6 +72,13 @@ STUDIES = {
         "the reduced Figure 1 table with each cell's lower bound, and the tail of DP-TT's\n"
         "stopping time against single changes to it (η = 2, forced exploration, TCI at the\n"
         "phase counts). Writes OUT/<part>.json and prints each part as a Markdown table.",
+    ),
+    "dp-tt-trajectory": (
+        "one DP-TT run's noisy means and counts over time",
+        "The median and the longest of a few DP-TT runs, replayed with their noisy means and\n"
+        "counts recorded over time (jaxbai.record_trajectories, docs/engine.md). Draws\n"
+        "OUT/dp_tt_trajectory.png and prints what it drew (the runs' τ, the chosen runs, their\n"
+        "final counts) as JSON.",
     ),
     "dp-tt-theory": (
         "DP-TT's lower bound against the 2024 paper's",
@@ -325,6 +334,41 @@ def _dp_tt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         write_part(args.out, part, rows, text)
 
 
+def _trajectory_options(parser: argparse.ArgumentParser) -> None:
+    _common(parser, "dp-tt-trajectory", 0)
+    add = parser.add_argument
+    add(
+        "--instance",
+        default="mu1",
+        choices=list(PAPER_INSTANCES),
+        metavar="NAME",
+        help="paper instance, mu1 to mu6 (default: %(default)s)",
+    )
+    add(
+        "--epsilon",
+        type=positive_epsilon,
+        default=0.1,
+        help="privacy budget ε (default: %(default)s)",
+    )
+    add("--runs", type=positive_int, default=16, help="runs to choose from (default: %(default)s)")
+    add(
+        "--max-samples",
+        type=positive_int,
+        default=200_000,
+        help="per-run sample budget; runs reaching it are cut (default: %(default)s)",
+    )
+
+
+def _trajectory(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Simulate, record the chosen runs, draw the figure and print the summary as JSON."""
+    from experiments.studies import dp_tt_trajectory as study
+
+    os.makedirs(args.out, exist_ok=True)
+    rec, summary = study.record(args.instance, args.epsilon, args.runs, args.seed, args.max_samples)
+    study.figure(rec, summary, os.path.join(args.out, "dp_tt_trajectory.png"))
+    print(json.dumps(summary))
+
+
 def _theory_options(parser: argparse.ArgumentParser) -> None:
     from experiments.studies import dp_tt_theory as study
 
@@ -357,6 +401,7 @@ _COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Runner]] =
     "published-code": (_published_options, _published),
     "ratio-challenger": (_ratio_options, _ratio),
     "dp-tt": (_dp_tt_options, _dp_tt),
+    "dp-tt-trajectory": (_trajectory_options, _trajectory),
     "dp-tt-theory": (_theory_options, _theory),
 }
 

@@ -45,6 +45,8 @@ Modules:
         fused kernel's form of a grid (`fused_unsupported`).
     `jaxbai.engine.run`: the host loop (`run_grid`, `run_vmap`, `GridResult`).
     `jaxbai.engine.progress`: the progress bar (`Progress`: stage, runs, samples/s, ETA).
+    `jaxbai.engine.recording`: chosen fields of chosen runs over time
+        (`record_trajectories`, `TrajectoryRecord`).
     `jaxbai.engine.lane_program`: the on-device lane program, refill, tail compaction (its
         step, `lanes_step`, is what the benchmarks of `experiments.bench` take apart).
     ``jaxbai.engine._checkpoint`` (private): grid fingerprints and atomic checkpoint files.
@@ -89,6 +91,7 @@ from jaxbai.engine.prepare import (
     with_shared_deltas,
 )
 from jaxbai.engine.progress import Progress
+from jaxbai.engine.recording import TrajectoryRecord, record_trajectories
 from jaxbai.engine.run import OUTCOMES, SHRINK_AFTER_S, GridResult, run_grid, run_vmap
 
 __all__ = [
@@ -106,6 +109,7 @@ __all__ = [
     "SharedDeltasPerEpisode",
     "SharedParams",
     "SharedState",
+    "TrajectoryRecord",
     "available_cores",
     "default_lanes",
     "finished_jobs",
@@ -116,6 +120,7 @@ __all__ = [
     "job_key",
     "predicted_cost",
     "read_checkpoint",
+    "record_trajectories",
     "run_grid",
     "run_vmap",
     "select_devices",
