@@ -359,3 +359,15 @@ def real_values(name: str, value: object) -> np.ndarray:
     if arr.ndim > 1 or arr.size == 0:
         raise ValueError(f"{name} must be a number or a non-empty 1-D sequence, got {value!r}")
     return arr
+
+
+def cell_values(alg: object, epsilon: object, delta: object) -> tuple[np.ndarray, np.ndarray]:
+    """The ε and δ grids of a `jaxbai.simulate`-like call on ``alg`` (`real_values`), after
+    checking the algorithm (`check_algorithm`) and that one that takes ε is given it; ε is
+    ``inf`` where it is not given."""
+    check_algorithm(alg)
+    if epsilon is None and alg.info.takes_epsilon:  # type: ignore[attr-defined]
+        raise ValueError(f"{alg.name} needs epsilon")  # type: ignore[attr-defined]
+    return real_values("epsilon", np.inf if epsilon is None else epsilon), real_values(
+        "delta", delta
+    )

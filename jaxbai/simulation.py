@@ -178,11 +178,7 @@ def simulate(
         >>> res.tau.shape
         (4,)
     """
-    checks.check_algorithm(alg)
-    if epsilon is None and alg.info.takes_epsilon:
-        raise ValueError(f"{alg.name} needs epsilon")
-    eps_in = checks.real_values("epsilon", np.inf if epsilon is None else epsilon)
-    dlt_in = checks.real_values("delta", delta)
+    eps_in, dlt_in = checks.cell_values(alg, epsilon, delta)
     jobs = grid_jobs(inst, eps_in, dlt_in, runs)
     res = run_grid(
         alg, jobs, seed=seed, max_samples=max_samples, progress=progress, **engine_options

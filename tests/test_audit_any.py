@@ -1,6 +1,6 @@
 """Auditing an algorithm written outside jaxbai, without hand-made tables (issue 52, item 2).
 
-`_scratch_se.SuccessiveElimination` is a private successive elimination written from scratch
+`_outside_se.SuccessiveElimination` is a private successive elimination written from scratch
 against the public `jaxbai.base.Algorithm` protocol. On the documented neighbouring tables (all
 rewards 0 against participant 0 = 1, horizon 16) its record holds no decision, so no event
 separates them even for a copy leaking at 8× its ε: the audit must say "no evidence at these
@@ -17,7 +17,7 @@ import csv
 import jax
 import numpy as np
 import pytest
-from _scratch_se import SuccessiveElimination
+from _outside_se import SuccessiveElimination
 
 import jaxbai
 from experiments import audit as experiment
@@ -98,14 +98,18 @@ def test_neighbouring_tables_validates_before_running():
         audit.neighbouring_tables(alg, 0.0, seed=0)
     with pytest.raises(ValueError, match="neither"):
         audit.audit_algorithm(alg, 1.0, np.zeros((4, 2)), runs=10, seed=0)
+    with pytest.raises(ValueError, match="seed"):
+        audit.neighbouring_tables(alg, 1.0, seed=1.5)
     table, table_prime = experiment.toptwo_tables()
     with pytest.raises(ValueError, match="horizon"):
         audit.audit_algorithm(alg, 1.0, table, table_prime, runs=10, seed=0)
+    with pytest.raises(ValueError, match="search_runs is for the table search"):
+        audit.audit_algorithm(alg, 1.0, table, table_prime, runs=10, seed=0, search_runs=4)
 
 
 PLUGIN = """\
 import jaxbai
-from _scratch_se import SuccessiveElimination
+from _outside_se import SuccessiveElimination
 
 
 def leaky_se():

@@ -219,6 +219,17 @@ def test_a_registered_style_that_clashes_is_replaced_with_one_warning_that_says_
     assert drawn[name] != style and drawn[name].color not in {"black", "tab:orange"}
 
 
+def test_a_colour_written_another_way_is_the_same_colour(plugin_algorithm):
+    """AdaP-TT's orange written in hex clashes with it as tab:orange does."""
+    register_style(plugin_algorithm, "#ff7f0e", "X")
+    try:
+        with pytest.warns(UserWarning, match="colour of 'adap_tt'"):
+            drawn = styles(["adap_tt", plugin_algorithm], {})
+    finally:
+        REGISTERED_STYLES.pop(plugin_algorithm, None)
+    assert drawn[plugin_algorithm].color != "#ff7f0e"
+
+
 @pytest.mark.parametrize(
     ("name", "color", "marker", "linestyle", "match"),
     [
@@ -227,6 +238,8 @@ def test_a_registered_style_that_clashes_is_replaced_with_one_warning_that_says_
         ("plugin_x", "tab:blue", "o", "wavy", "line style"),
         ("plugin_x", "grey", "o", "-", "grey"),
         ("adap_tt", "tab:blue", "o", "-", "fixed"),
+        ("adap_tt_published", "tab:blue", "o", "-", "fixed"),
+        ("plugin_x", "tab:blue", "none", "-", "marker"),
     ],
 )
 def test_register_style_refuses_what_it_cannot_draw(name, color, marker, linestyle, match):

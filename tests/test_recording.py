@@ -68,7 +68,7 @@ def test_points_are_the_states_an_eager_loop_passes_through(full):
         counts.append(np.asarray(state.counts))
         n.append(int(state.n))
     steps = int(full.ticks[0])
-    assert steps == len(n) and int(full.stride[0]) == 1
+    assert steps == len(n) and (full.stride == 1).all()  # every run: every step recorded
     assert full.n[0, :steps].tolist() == n
     assert (full.values["counts"][0, :steps] == np.array(counts)).all()
     pulls = np.diff(full.values["counts"][0, :steps], axis=0).sum(axis=1)
@@ -136,7 +136,11 @@ def test_episode_points_land_where_the_rounds_grow():
         ({"fields": ("counts", "mu_tilde")}, "no 'mu_tilde' \\(n, counts"),
         ({"fields": {"x": "estimate.nothing"}}, "estimate.phases"),
         ({"fields": {"pair": lambda s, p: (s.n, s.n)}}, "not one array"),
-        ({"fields": {"n": "counts"}}, "other than 'n'"),
+        ({"fields": {"n": "counts"}}, "other than n, run"),
+        ({"fields": {"run": "counts"}}, "other than n, run"),
+        ({"fields": {"counts": "counts", "counts_0": "n"}}, "clash"),
+        ({"fields": {"f": lambda state: state.n}}, "fails on the state"),
+        ({"runs": 16}, "a sequence, e.g. range\\(16\\)"),
         ({"points": 7}, "even"),
         ({"points": 0}, "positive"),
         ({"every": 0}, "positive"),

@@ -8,8 +8,9 @@ algorithm, a variant run with options, an unregistered name, or a fixed style th
 an earlier one) gets a colour of `COLOURS` and a marker of `MARKERS` that no other label of the
 figure has, preferably ones no fixed style has either, never black or grey (the reference
 curves', bands' and patches'). The registry holds facts about algorithms, not their styles: a
-plugin that wants its own style gives it here (`register_style`), and it is drawn so unless it
-clashes with a curve drawn before it, which is then said in one warning.
+plugin that wants its own style gives it here (`register_style`, any colour but a grey, black
+included), and it is drawn so unless it clashes with a curve drawn before it (the same colour,
+however written, or marker), which is then said in one warning.
 """
 
 from __future__ import annotations
@@ -83,20 +84,21 @@ def register_style(name: str, color: str, marker: str, linestyle: str = "-") -> 
 
     Raises:
         ValueError: a colour, marker or line style matplotlib does not know, or a grey (the
-            theory curves' colour), or ``name`` is one of jaxbai's algorithms (fixed styles).
+            theory curves' colour), an invisible marker, or ``name`` has a fixed style (one of
+            jaxbai's algorithms or their published-code variants, `fixed_style`).
 
     Examples:
         >>> register_style("my_lab_tt", "black", "X", "--")
         Style(color='black', marker='X', linestyle='--')
         >>> del REGISTERED_STYLES["my_lab_tt"]
     """
-    entries = registry()
-    if name in entries and entries[name].plugin_source is None and name in PAPER_STYLES:
+    if fixed_style(name) is not None:
         raise ValueError(f"{name!r} is one of jaxbai's algorithms, whose styles are fixed")
     if not matplotlib.colors.is_color_like(color):
         raise ValueError(f"{color!r} is not a matplotlib colour")
-    if marker not in matplotlib.markers.MarkerStyle.markers or marker in ("", " ", "None"):
-        raise ValueError(f"{marker!r} is not a matplotlib marker")
+    invisible = ("", " ", "None", "none")
+    if marker not in matplotlib.markers.MarkerStyle.markers or marker in invisible:
+        raise ValueError(f"{marker!r} is not a visible matplotlib marker")
     if linestyle not in ("-", "--", "-.", ":"):
         raise ValueError(f"line style {linestyle!r} is not one of '-', '--', '-.', ':'")
     r, g, b = matplotlib.colors.to_rgb(color)
@@ -156,7 +158,8 @@ def _clash(label: str, style: Style, drawn: Mapping[str, Style]) -> str | None:
     """Why ``label`` cannot have ``style`` next to the styles already ``drawn`` (the curve
     whose colour or marker it shares, unless one is the other's published-code variant)."""
     for other, s in drawn.items():
-        same = {"colour": s.color == style.color, "marker": s.marker == style.marker}
+        colour = matplotlib.colors.to_hex(s.color) == matplotlib.colors.to_hex(style.color)
+        same = {"colour": colour, "marker": s.marker == style.marker}
         shared = [what for what, equal in same.items() if equal]
         if shared and not _related(label, other):
             return f"{' and '.join(shared)} of {other!r}"

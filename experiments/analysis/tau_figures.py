@@ -387,9 +387,21 @@ def _panel(ax, summary: Table, spec: FigureSpec, instance: str, labels: Labels, 
     family, sigma = overlay.instance_family(instance, labels.instances)
     if not spec.rounds:
         draw_theory(ax, means, spec.privacy, spec.delta, x_range, family, sigma, labels.threshold)
+    privacy = _privacy(summary)
+    curves = [a for a in spec.algorithms if spec.delta is None or privacy[a] != "none"]
+    offsets = dict(zip(curves, dodges(len(curves)), strict=True))  # not a non-private line
     modes = {
-        draw_algorithm(ax, summary, algorithm, instance, spec.delta, labels, spec.rounds, dodge)
-        for algorithm, dodge in zip(spec.algorithms, dodges(len(spec.algorithms)), strict=True)
+        draw_algorithm(
+            ax,
+            summary,
+            algorithm,
+            instance,
+            spec.delta,
+            labels,
+            spec.rounds,
+            offsets.get(algorithm, 0.0),
+        )
+        for algorithm in spec.algorithms
     }
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())

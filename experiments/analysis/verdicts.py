@@ -88,7 +88,7 @@ EXPLANATIONS = {
         "with the threshold of Eq. 14) N ≈ 4L/(εΔ) plus its ε√(NL) term, about 2.5× more at "
         "ε = 0.01, Δ = 0.05 (measured 2.3–2.6×). Where some gaps are below ε/2 and others "
         "above, Eq. 14's threshold for the far arm grows like ε√ω while the TC challenger, "
-        "which equalises W^{G,ε}, gives that arm under 1.5% of the samples: the 'hump' "
+        "which equalises W^{G,ε}, gives that arm 0.2–0.4% of the samples: the 'hump' "
         "(29–35× slower at ε = 0.4). Eq. 12's threshold removes it; at large ε, where every "
         "pair is in Eq. 14's first branch, AdaP-TT* is faster (0.42–0.45×).",
     ),

@@ -3,7 +3,7 @@
 
 Simulates ``runs`` runs of DP-TT on a paper instance at one ε (δ = 0.01, a sample budget),
 picks its median run and its longest (largest τ, the lowest index on a tie; a censored run
-counts its budget), replays both with every field recorded, and draws them side by side:
+counts its budget), replays both recording N_a, μ̃_a and Ñ_a, and draws them side by side:
 μ̃_a (top) and N_a (bottom) against n, log x. The choice is by τ alone, stated in the title.
 
 Usage:
@@ -11,7 +11,8 @@ Usage:
         [--epsilon 0.1] [--runs 16] [--max-samples 200000]
 
 Draws ``DIR/dp_tt_trajectory.png`` and prints the summary of `record` as JSON (every run's τ,
-the chosen runs, their final counts and strides).
+the chosen runs, their final counts and strides, and each chosen run's best-arm releases: the
+first recorded point with each new Ñ_0, as (n, Ñ_0, μ̃_0, N_0)).
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DELTA", "POINTS", "chosen_runs", "figure", "record"]
+__all__ = ["DELTA", "POINTS", "best_arm_releases", "chosen_runs", "figure", "record"]
 
 DELTA = 0.01
 POINTS = 512
-"""Recorded points per run (each ``(4 + 2 · 4 K)`` bytes for n, N_a and μ̃_a)."""
+"""Recorded points per run (each ``(4 + 3 · 4 K)`` bytes for n, N_a, μ̃_a and Ñ_a)."""
 
 
 def chosen_runs(tau: np.ndarray) -> tuple[int, int]:
@@ -39,11 +40,38 @@ def chosen_runs(tau: np.ndarray) -> tuple[int, int]:
     return int(order[len(order) // 2]), int(np.argmax(tau))
 
 
+def best_arm_releases(points: dict[str, np.ndarray]) -> list[tuple[int, int, float, int]]:
+    """(n, Ñ_0, μ̃_0, N_0) at the first recorded point of each new Ñ_0 of one run's points
+    (`jaxbai.TrajectoryRecord.trajectory`): arm 0's releases, as far as the points resolve
+    them (a decimated recording sees a release at the next point it kept).
+
+    Examples:
+        >>> pts = {"n": np.array([2, 3, 4]), "local_counts": np.array([[1, 1], [1, 1], [2, 1]]),
+        ...        "means": np.array([[0.5, 0.1], [0.5, 0.2], [0.75, 0.2]]),
+        ...        "counts": np.array([[1, 1], [2, 1], [2, 2]])}
+        >>> best_arm_releases(pts)
+        [(2, 1, 0.5, 1), (4, 2, 0.75, 2)]
+    """
+    local = points["local_counts"][:, 0]
+    new = np.concatenate([[True], np.diff(local) != 0])
+    return [
+        (int(n), int(k), round(float(mu), 4), int(c))
+        for n, k, mu, c in zip(
+            points["n"][new],
+            local[new],
+            points["means"][new, 0],
+            points["counts"][new, 0],
+            strict=True,
+        )
+    ]
+
+
 def record(
     instance: str, epsilon: float, runs: int, seed: int, max_samples: int
 ) -> tuple[Any, dict[str, Any]]:
-    """Simulate the runs, pick `chosen_runs`, replay them recording counts and μ̃; returns the
-    `jaxbai.TrajectoryRecord` and a summary (instance, ε, the runs' τ, the chosen ones)."""
+    """Simulate the runs, pick `chosen_runs`, replay them recording N_a, μ̃_a and Ñ_a; returns the
+    `jaxbai.TrajectoryRecord` and a summary (instance, ε, the runs' τ, the chosen ones, their
+    best arm's releases)."""
     import jaxbai
 
     alg = jaxbai.dp_tt()
@@ -57,7 +85,7 @@ def record(
         DELTA,
         runs=chosen,
         seed=seed,
-        fields={"counts": "counts", "means": "means"},
+        fields={"counts": "counts", "means": "means", "local_counts": "local_counts"},
         points=POINTS,
         max_samples=max_samples,
     )
@@ -74,6 +102,7 @@ def record(
         "chosen_censored": rec.censored.tolist(),
         "chosen_counts": rec.values["counts"][:, -1].tolist(),
         "stride": rec.stride.tolist(),
+        "best_arm_releases": [best_arm_releases(rec.trajectory(i)) for i in range(len(chosen))],
         "nbytes": rec.nbytes,
     }
     return rec, summary

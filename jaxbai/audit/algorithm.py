@@ -125,6 +125,8 @@ def audit_algorithm(
         table, table_prime, horizon = found.table, found.table_prime, found.horizon
     elif table is None or table_prime is None:
         raise ValueError("give both tables, or neither (then neighbouring_tables finds them)")
+    elif search_runs is not None:
+        raise ValueError("search_runs is for the table search: give it without tables")
     inst, inst_prime, horizon = _check_tables(table, table_prime, horizon)
     params = alg.params(epsilon=eps, delta=risk)
     num_arms = int(inst.table.shape[1])

@@ -301,7 +301,8 @@ def neighbouring_tables(
     checks.check_open_unit("risk", risk)
     confidence, delta = check_level(confidence, delta)
     params = alg.params(epsilon=eps, delta=risk)
-    search = _Search(alg, params, num_arms, runs, int(seed), device, confidence, delta)
+    seed = checks.check_seed(seed)
+    search = _Search(alg, params, num_arms, runs, seed, device, confidence, delta)
     spent = _Spent()
     levels = [*((g, 0.0) for g in np.linspace(0.0, 1.0, GRID + 1)), (0.5, 0.5), (1.0, 1.0)]
     if horizon is None:

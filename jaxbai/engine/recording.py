@@ -35,9 +35,19 @@ from jaxbai.engine.prepare import _check_grid, with_draws
 if TYPE_CHECKING:  # pandas is imported when `TrajectoryRecord.to_frame` is first called
     import pandas
 
-__all__ = ["AT", "Buffer", "TrajectoryRecord", "halved", "record_trajectories", "state_fields"]
+__all__ = [
+    "AT",
+    "RESERVED",
+    "Buffer",
+    "TrajectoryRecord",
+    "halved",
+    "record_trajectories",
+    "state_fields",
+]
 
 AT = ("steps", "episodes")
+RESERVED = ("n", "run", "epsilon", "delta", "point", "final")
+"""Column names every recorded point has (`TrajectoryRecord.to_frame`): no field may take them."""
 """When a tick happens: at every engine step, or at every step at which the rounds of
 adaptivity (`jaxbai.base.Rounds`) grew: an episode end."""
 
@@ -273,6 +283,8 @@ def _check_options(runs: object, every: object, at: object, points: object) -> n
             )
     if points < 2 or points % 2:
         raise ValueError(f"points must be even and at least 2, got {points}")
+    if isinstance(runs, (int, np.integer)):  # simulate's runs=16 means 16 runs, not run 16
+        raise ValueError(f"runs names run indices (a sequence, e.g. range({runs})), got {runs!r}")
     indices = np.atleast_1d(np.asarray(runs))
     integral = indices.dtype.kind in "iu" and indices.ndim == 1 and indices.size > 0
     if not integral or (indices < 0).any() or (indices > checks.COUNT_MAX).any():
@@ -288,13 +300,18 @@ def _field_specs(fields: Sequence[str] | Mapping[str, Field]) -> tuple[tuple[str
     for name, spec in pairs:
         if (
             not isinstance(name, str)
-            or name == "n"
+            or name in RESERVED
             or not (callable(spec) or isinstance(spec, str))
         ):
             raise ValueError(
-                f"field {name!r}: a name other than 'n' (always recorded) with an attribute "
-                f"path or a function (state, params) -> array, got {spec!r}"
+                f"field {name!r}: a name other than {', '.join(RESERVED)} (the columns every "
+                f"point has) with an attribute path or a function (state, params) -> array, "
+                f"got {spec!r}"
             )
+    names = [name for name, _ in pairs]
+    clashes = [a for a in names for b in names if a != b and a.startswith(f"{b}_")]
+    if clashes:  # a vector field b's columns are b_0, b_1, … (`TrajectoryRecord.to_frame`)
+        raise ValueError(f"field names {clashes} clash with the columns of another field")
     if not pairs:
         raise ValueError("fields must name at least one field")
     return pairs
@@ -315,6 +332,8 @@ def _check_fields(
         except AttributeError as err:
             available = ", ".join(state_fields(state))
             raise ValueError(f"field {name!r}: the state has no {spec!r} ({available})") from err
+        except (TypeError, IndexError) as err:  # a function of another signature or shape
+            raise ValueError(f"field {name!r}: {spec!r} fails on the state: {err}") from err
         if not isinstance(shape, jax.ShapeDtypeStruct):
             raise ValueError(f"field {name!r} is not one array: {shape}")
         size += shape.size * shape.dtype.itemsize
@@ -386,8 +405,10 @@ def record_trajectories(
     Raises:
         ValueError: before anything compiles, for what `jaxbai.simulate` refuses, a field the
             state lacks (the message lists those it has), ``points`` odd or below 2,
-            ``every`` < 1, a negative run index, ``at`` not in `AT`, ``at="episodes"`` for
-            an algorithm without rounds, or buffers larger than the machine's memory.
+            ``every`` < 1, a negative run index or a bare count as ``runs``, ``at`` not in
+            `AT`, ``at="episodes"`` for an algorithm without rounds, a field name that
+            `RESERVED` holds or that clashes with another's columns, or buffers larger than
+            the host's memory (they are copied there; a device's memory is not checked).
 
     Examples:
         >>> import jaxbai
@@ -401,11 +422,7 @@ def record_trajectories(
         >>> bool((points["counts"].sum(axis=1) == points["n"]).all())
         True
     """
-    checks.check_algorithm(alg)
-    if epsilon is None and alg.info.takes_epsilon:
-        raise ValueError(f"{alg.name} needs epsilon")
-    eps_in = checks.real_values("epsilon", np.inf if epsilon is None else epsilon)
-    dlt_in = checks.real_values("delta", delta)
+    eps_in, dlt_in = checks.cell_values(alg, epsilon, delta)
     indices = _check_options(runs, every, at, points)
     specs = _field_specs(fields)
     cells = grid_jobs(inst, eps_in, dlt_in, runs=len(indices))
