@@ -100,9 +100,10 @@ print(json.dumps(out))
 
 
 @pytest.mark.integration
-def test_the_suites_compiler_level_changes_no_result():
-    """The suite compiles with LLVM's optimisation level 1 (`conftest.SUITE_XLA_FLAGS`): the
-    results here equal, bit for bit, a fresh interpreter's at XLA's default level."""
+def test_the_suites_compiler_options_change_no_result():
+    """The suite compiles with LLVM's optimisation level 1 and XLA CPU's older elementwise
+    emitter (`conftest.SUITE_XLA_FLAGS`): the results here equal, bit for bit, a fresh
+    interpreter's with XLA's defaults."""
     from conftest import SUITE_XLA_FLAGS
 
     assert SUITE_XLA_FLAGS in os.environ["XLA_FLAGS"]
