@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from _flags import xla_flags
 
 from jaxbai._devices import available_cores
 
@@ -23,8 +24,11 @@ print(json.dumps({"devices": len(jax.devices()), "taus": res.tau.tolist()}))
 
 
 def run(script: str, **env: str) -> subprocess.CompletedProcess:
-    """``script`` in a fresh interpreter, without any device-count setting but ``env``."""
-    environ = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_NUM_CPU_DEVICES")}
+    """``script`` in a fresh interpreter, without any device-count setting but ``env``. It
+    compiles with the suite's compiler options (`_flags.xla_flags`: they fix no device count)
+    unless ``env`` sets ``XLA_FLAGS``."""
+    environ = {k: v for k, v in os.environ.items() if k != "JAX_NUM_CPU_DEVICES"}
+    environ["XLA_FLAGS"] = xla_flags()
     proc = subprocess.run(
         [sys.executable, "-c", "import json\n" + script],
         env=environ | {"JAX_PLATFORMS": "cpu"} | env,
@@ -43,7 +47,7 @@ def test_fresh_interpreter_uses_every_core():
     silently (the user's choice wins), and the same results."""
     every = run(SIMULATE)
     assert json.loads(every.stdout)["devices"] == available_cores()
-    one = run(SIMULATE, XLA_FLAGS="--xla_force_host_platform_device_count=1")
+    one = run(SIMULATE, XLA_FLAGS=xla_flags(1))
     assert json.loads(one.stdout)["devices"] == 1
     assert json.loads(one.stdout)["taus"] == json.loads(every.stdout)["taus"]
     assert WARNING not in every.stderr + one.stderr
@@ -111,5 +115,5 @@ def test_the_suites_compiler_options_change_no_result():
     here = io.StringIO()
     with contextlib.redirect_stdout(here):
         exec(script, {"json": json})
-    default = run(script)
+    default = run(script, XLA_FLAGS="")  # XLA's defaults
     assert json.loads(here.getvalue()) == json.loads(default.stdout)
