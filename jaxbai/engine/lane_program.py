@@ -96,7 +96,9 @@ measured 1.03–1.18× the samples/s of loading every lane (same results)."""
 
 
 def load_job(alg: Algorithm, num_arms: int, seed: jax.Array, table: Table, j: jax.Array):
-    """(stream key data, initial state, params, instance) of local job ``j``."""
+    """(stream key data, initial state, params, instance) of local job ``j`` (``table`` as
+    `device_tables` returns it, NumPy arrays, or on a device)."""
+    table = jax.tree_util.tree_map(jnp.asarray, table)
     j = jnp.minimum(j, table.run.shape[0] - 1)
     eps, dlt = table.epsilon[j], table.delta[j]
     shared = isinstance(alg, SharedDeltas)
@@ -404,19 +406,23 @@ def device_tables(
     first = flat[:, 0]
     delta = jobs.delta[flat if pending.ndim > 1 else first]
     table = Table(
-        instance=jax.tree_util.tree_map(lambda x: jnp.asarray(np.asarray(x)[first]), jobs.instance),
-        epsilon=jnp.asarray(jobs.epsilon[first], jnp.float32),
-        delta=jnp.asarray(delta, jnp.float32),
-        run=jnp.asarray(jobs.run[first], jnp.int32),
-        count=jnp.asarray(counts),
+        instance=jax.tree_util.tree_map(lambda x: np.asarray(x)[first], jobs.instance),
+        epsilon=np.asarray(jobs.epsilon[first], np.float32),
+        delta=np.asarray(delta, np.float32),
+        run=np.asarray(jobs.run[first], np.int32),
+        count=counts,
     )
     return table, order
 
 
+@partial(jax.jit, static_argnames=("alg", "num_arms", "lanes_per_device", "num_devices"))
 def initial_carry(
     alg: Algorithm, num_arms: int, seed: int, table: Table, lanes_per_device: int, num_devices: int
 ) -> tuple[Lanes, Outcome, jax.Array]:
-    """Empty lanes (no job, marked stopped), empty result buffers, next job 0 per device."""
+    """Empty lanes (no job, marked stopped), empty result buffers, next job 0 per device.
+
+    Compiled as one program: run op by op, its few dozen operations each compiled on their own
+    for every new shape of table, lanes or state."""
     width = table.run.shape[0] // num_devices
     first_device = jax.tree_util.tree_map(lambda x: x[:width], table)
     stream, state, params, instance = jax.vmap(

@@ -355,8 +355,9 @@ def _run_pending(
     table, order = device_tables(jobs, pending, num_devices, min_slots=settings.min_slots)
     sharding = jax.sharding.NamedSharding(mesh, PartitionSpec("d"))
     table = jax.device_put(table, sharding)
+    seed = np.uint32(settings.seed)
     carry = jax.device_put(
-        initial_carry(alg, num_arms, settings.seed, table, lanes_per_device, num_devices), sharding
+        initial_carry(alg, num_arms, seed, table, lanes_per_device, num_devices), sharding
     )
     shown = settings.progress.shown
     if shown:
@@ -376,9 +377,9 @@ def _run_pending(
                 num_arms,
                 refill_every,
                 mesh,
-                jnp.int32(settings.max_samples),
-                jnp.uint32(settings.seed),
-                jnp.int32(chunk_steps),
+                np.int32(settings.max_samples),
+                seed,
+                np.int32(chunk_steps),
                 table,
                 carry,
                 settings.kernel,
