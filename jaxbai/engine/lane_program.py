@@ -387,7 +387,9 @@ def device_tables(
     `table_slots` of the longest device's job count or of ``min_slots``, whichever is larger,
     or with ``pad=False`` that count itself (for a program that runs every slot,
     `vmap_until_all_stop`); a slot past a device's ``count`` repeats the first pending job and
-    is never run by `advance`.
+    is never run by `advance`. The table holds NumPy arrays: placed on the devices by
+    ``jax.device_put`` (no program to compile, where slicing device arrays compiled one per
+    shape) or passed to a compiled program.
     """
     # Longest jobs first (smallest ε, then δ) so the tail of the run holds short jobs; the
     # order never changes a job's result.
