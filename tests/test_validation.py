@@ -392,3 +392,15 @@ def test_simulate_private_algorithm_without_epsilon(name):
     """A private algorithm never runs silently at ε = ∞ when ε is omitted."""
     with pytest.raises(ValueError, match="needs epsilon"):
         jaxbai.simulate(_make(name), jaxbai.bernoulli([0.9, 0.1]), runs=2)
+
+
+@pytest.mark.parametrize("name", ["lanes_per_device", "refill_every", "chunk_steps", "min_slots"])
+@pytest.mark.parametrize("value", [0, checks.COUNT_MAX + 1, 1.5])
+def test_run_grid_rejects_engine_counts_outside_int32(name, value):
+    """Lanes, refill period, chunk length and table slots are int32 counts ≥ 1; anything else
+    is refused before compiling (2³¹ steps would wrap round to a negative chunk)."""
+    from jaxbai import engine
+
+    jobs = engine.grid_jobs(jaxbai.bernoulli([0.9, 0.5]), [1.0], 0.1, 2)
+    with pytest.raises(ValueError, match=rf"^{name} must be an integer in \[1, 2147483647\]"):
+        engine.run_grid(jaxbai.ttucb(), jobs, **{name: value})

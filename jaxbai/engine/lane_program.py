@@ -83,10 +83,10 @@ class Table(NamedTuple):
     them."""
 
     instance: Instance
-    epsilon: jax.Array
-    delta: jax.Array
-    run: jax.Array
-    count: jax.Array
+    epsilon: jax.Array | np.ndarray
+    delta: jax.Array | np.ndarray
+    run: jax.Array | np.ndarray
+    count: jax.Array | np.ndarray
 
 
 FEW_LOADS = 16
@@ -419,12 +419,18 @@ def device_tables(
 
 @partial(jax.jit, static_argnames=("alg", "num_arms", "lanes_per_device", "num_devices"))
 def initial_carry(
-    alg: Algorithm, num_arms: int, seed: int, table: Table, lanes_per_device: int, num_devices: int
+    alg: Algorithm,
+    num_arms: int,
+    seed: np.uint32 | jax.Array,
+    table: Table,
+    lanes_per_device: int,
+    num_devices: int,
 ) -> tuple[Lanes, Outcome, jax.Array]:
     """Empty lanes (no job, marked stopped), empty result buffers, next job 0 per device.
 
     Compiled as one program: run op by op, its few dozen operations each compiled on their own
-    for every new shape of table, lanes or state."""
+    for every new shape of table, lanes or state. ``seed`` is a uint32 scalar (a Python int
+    above 2³¹ − 1 does not fit the int32 a compiled program would make of it)."""
     width = table.run.shape[0] // num_devices
     first_device = jax.tree_util.tree_map(lambda x: x[:width], table)
     stream, state, params, instance = jax.vmap(

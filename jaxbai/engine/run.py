@@ -223,8 +223,8 @@ def run_grid(
         ("chunk_steps", chunk_steps),
         ("min_slots", min_slots),
     ):
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(value, int) or not 1 <= value <= checks.COUNT_MAX:
+            raise ValueError(f"{name} must be an integer in [1, {checks.COUNT_MAX}], got {value!r}")
     start = time.perf_counter()
     with _bar(progress, len(jobs)) as bar:
         team = _distributed.team_of(select_devices(device))
