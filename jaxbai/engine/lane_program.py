@@ -387,9 +387,7 @@ def device_tables(
     `table_slots` of the longest device's job count or of ``min_slots``, whichever is larger,
     or with ``pad=False`` that count itself (for a program that runs every slot,
     `vmap_until_all_stop`); a slot past a device's ``count`` repeats the first pending job and
-    is never run by `advance`. The table holds NumPy arrays: placed on the devices by
-    ``jax.device_put`` (no program to compile, where slicing device arrays compiled one per
-    shape) or passed to a compiled program.
+    is never run by `advance`. Its arrays are NumPy's (``jax.device_put`` compiles nothing).
     """
     # Longest jobs first (smallest ε, then δ) so the tail of the run holds short jobs; the
     # order never changes a job's result.
@@ -428,9 +426,8 @@ def initial_carry(
 ) -> tuple[Lanes, Outcome, jax.Array]:
     """Empty lanes (no job, marked stopped), empty result buffers, next job 0 per device.
 
-    Compiled as one program: run op by op, its few dozen operations each compiled on their own
-    for every new shape of table, lanes or state. ``seed`` is a uint32 scalar (a Python int
-    above 2³¹ − 1 does not fit the int32 a compiled program would make of it)."""
+    One compiled program (op by op, each of its operations compiled for every new shape of
+    table, lanes or state); ``seed`` is a uint32 scalar (a Python int over 2³¹ − 1 is not)."""
     width = table.run.shape[0] // num_devices
     first_device = jax.tree_util.tree_map(lambda x: x[:width], table)
     stream, state, params, instance = jax.vmap(
