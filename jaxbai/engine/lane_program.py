@@ -415,7 +415,13 @@ def device_tables(
     return table, order
 
 
-@partial(jax.jit, static_argnames=("alg", "num_arms", "lanes_per_device", "num_devices"))
+@partial(jax.jit, static_argnames=("alg", "num_arms"))
+def _first_job(alg: Algorithm, num_arms: int, seed: jax.Array, table: Table):
+    """`load_job` of the table's first slot, its state marked stopped."""
+    stream, state, params, instance = load_job(alg, num_arms, seed, table, jnp.int32(0))
+    return stream, marked_stopped(state), params, instance
+
+
 def initial_carry(
     alg: Algorithm,
     num_arms: int,
@@ -423,35 +429,26 @@ def initial_carry(
     table: Table,
     lanes_per_device: int,
     num_devices: int,
-) -> tuple[Lanes, Outcome, jax.Array]:
-    """Empty lanes (no job, marked stopped), empty result buffers, next job 0 per device.
+) -> tuple[Lanes, Outcome, np.ndarray]:
+    """Empty lanes (no job, marked stopped), empty result buffers, next job 0 per device, as
+    NumPy arrays; ``table`` as `device_tables` returns it.
 
-    One compiled program (op by op, each of its operations compiled for every new shape of
-    table, lanes or state); ``seed`` is a uint32 scalar (a Python int over 2³¹ − 1 is not)."""
+    Every lane holds a copy of the first job (a valid state that `refill` replaces), loaded by
+    a small program that depends on the algorithm and the number of arms only; the copies and
+    buffers, whose shapes change with every table and pool, are made on the host."""
     width = table.run.shape[0] // num_devices
-    first_device = jax.tree_util.tree_map(lambda x: x[:width], table)
-    stream, state, params, instance = jax.vmap(
-        lambda j: load_job(alg, num_arms, jnp.uint32(seed), first_device._replace(count=0), j)
-    )(jnp.zeros(lanes_per_device * num_devices, jnp.int32))
-    lanes = Lanes(
-        job=jnp.full(lanes_per_device * num_devices, width, jnp.int32),
-        stream=stream,
-        state=marked_stopped(state),
-        params=params,
-        instance=instance,
-    )
-    size = num_devices * width
-    one_lane = jax.tree_util.tree_map(lambda x: x[0], state)
-    shapes = jax.eval_shape(partial(records, alg), one_lane)
+    first_slot = jax.tree_util.tree_map(lambda x: np.asarray(x)[:1], table)
+    one = jax.device_get(_first_job(alg, num_arms, np.uint32(seed), first_slot))
+    size = lanes_per_device * num_devices
+    copies = partial(jax.tree_util.tree_map, lambda x: np.repeat(np.asarray(x)[None], size, 0))
+    stream, state, params, instance = map(copies, one)
+    lanes = Lanes(np.full(size, width, np.int32), stream, state, params, instance)
+    shapes = jax.eval_shape(partial(records, alg), one[1])
     empty = (0, False, -1, -1, 0)  # τ, stopped, â, rounds, counts of a job not yet finished
-    outcome = Outcome(
-        jnp.zeros(size, bool),
-        *(
-            jnp.full((size, *shape.shape), fill, shape.dtype)
-            for shape, fill in zip(shapes, empty, strict=True)
-        ),
-    )
-    return lanes, outcome, jnp.zeros(num_devices, jnp.int32)
+    slots = table.run.shape[0]
+    buffers = (np.full((slots, *s.shape), e, s.dtype) for s, e in zip(shapes, empty, strict=True))
+    outcome = Outcome(np.zeros(slots, bool), *buffers)
+    return lanes, outcome, np.zeros(num_devices, np.int32)
 
 
 def collect(outcome: Outcome, order: np.ndarray, results: dict[str, np.ndarray]) -> None:

@@ -161,7 +161,7 @@ def _fused_grid(
         instance = jax.tree_util.tree_map(pad, jobs.instance)
         jobs = Jobs(instance, jobs.epsilon, jobs.delta, jobs.run)
     table, _ = device_tables(jobs, units[:1], 1)
-    pool = jax.eval_shape(lambda t: initial_carry(wide, width, 0, t, lanes, 1)[0], table)
+    pool = initial_carry(wide, width, np.uint32(0), table, lanes, 1)[0]
     reason = unsupported(wide, partial(block_step, in_lanes(wide)), pool, platform)
     return (wide, jobs, width) if reason is None else reason
 

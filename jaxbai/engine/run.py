@@ -353,12 +353,10 @@ def _run_pending(
             raise ValueError(f"kernel='fused' cannot run {fused}; use kernel='xla'")
         alg, jobs, num_arms = fused
     table, order = device_tables(jobs, pending, num_devices, min_slots=settings.min_slots)
-    sharding = jax.sharding.NamedSharding(mesh, PartitionSpec("d"))
-    table = jax.device_put(table, sharding)
     seed = np.uint32(settings.seed)
-    carry = jax.device_put(
-        initial_carry(alg, num_arms, seed, table, lanes_per_device, num_devices), sharding
-    )
+    carry = initial_carry(alg, num_arms, seed, table, lanes_per_device, num_devices)
+    sharding = jax.sharding.NamedSharding(mesh, PartitionSpec("d"))
+    table, carry = jax.device_put((table, carry), sharding)
     shown = settings.progress.shown
     if shown:
         eta = partial(_eta, predicted_cost(alg.info.privacy, jobs), pending, settings.max_samples)
