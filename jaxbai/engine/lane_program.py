@@ -130,9 +130,8 @@ def refill(alg: Algorithm, num_arms, max_samples, seed, table, lanes, outcome, n
     needed, so a refill with nothing to do costs a reduction. A round loads `FEW_LOADS` jobs
     (`load_job` of those jobs only) and moves them to their lanes: a refill in the middle
     of a grid usually takes one round, the first fill of the pool one per `FEW_LOADS` lanes.
-    Either way a lane gets exactly `load_job` of its job. (One loading program instead of
-    one for a few jobs and one for the whole pool: `advance` compiles in about 17 % less
-    time.)
+    Each assigned lane gets exactly `load_job` of its job. (One loading program, not one for
+    a few jobs and one for the whole pool: `advance` compiles in about 17 % less time.)
     """
     num_jobs = table.run.shape[0]
     has_job = lanes.job < num_jobs
@@ -432,8 +431,10 @@ def initial_carry(
     NumPy arrays; ``table`` as `device_tables` returns it.
 
     Every lane holds a copy of the first job (a valid state that `refill` replaces), loaded by
-    a small program that depends on the algorithm and the number of arms only; the copies and
-    buffers, whose shapes change with every table and pool, are made on the host."""
+    a small program that depends on the algorithm and one slot's shapes only (arms, δ per
+    trajectory); the copies and buffers, whose shapes change with every table and pool, are
+    made on the host, so every leaf of a state must be a numeric array (no typed PRNG key;
+    `shrink_pool` copies the lanes on the host too)."""
     width = table.run.shape[0] // num_devices
     first_slot = jax.tree_util.tree_map(lambda x: np.asarray(x)[:1], table)
     one = jax.device_get(_first_job(alg, num_arms, np.uint32(seed), first_slot))

@@ -143,8 +143,8 @@ def _fused_grid(
 ) -> tuple[Algorithm, Jobs, int] | str:
     """``alg`` and ``jobs`` as the fused kernel runs them: the arms padded to a power of two
     (`jaxbai.engine.fused_kernel.padded`; the instance's per-arm arrays with zeros), and their
-    number; or why the kernel cannot run them (`jaxbai.engine.fused_kernel.unsupported`; nothing
-    is computed, the program is only traced)."""
+    number; or why the kernel cannot run them (`jaxbai.engine.fused_kernel.unsupported`; only
+    the first job is loaded, the step is only traced)."""
     num_arms = int(np.asarray(jobs.instance.means).shape[-1])
     wide, width = padded(alg, num_arms), padded_width(num_arms)
     if isinstance(wide, str):
