@@ -261,6 +261,8 @@ HEARTBEATS = "UNAVAILABLE: The following tasks are unhealthy (stopped sending he
          "another process closed its connection inside a collective"),
         ("UNKNOWN: Gloo AllReduce failed: [pair.cc:589] Read error [127.0.0.1]:40513: "
          "Connection reset by peer", _args(1), "process 0 closed its connection"),
+        ("UNKNOWN: Gloo all-reduce failed: [external/gloo/gloo/transport/tcp/pair.cc:547] "
+         "Connection closed by peer [127.0.0.1]:17577", _args(), "process 1 closed its connection"),
     ],
 )  # fmt: skip
 def test_the_end_of_a_lost_process_is_named(text, args, expected):

@@ -294,7 +294,7 @@ def diagnose(text: str, args: argparse.Namespace) -> tuple[str, bool] | None:
     if "Failed to send RPC to coordination service" in text:
         return "process 0 (the coordinator) died or is unreachable", True
     others = [p for p in range(args.num_processes or 0) if p != args.process_id]
-    if re.search(r"Gloo \w+ failed", text) and re.search(_PEER_GONE, text):
+    if re.search(r"Gloo [\w-]+ failed", text) and re.search(_PEER_GONE, text):
         peer = _processes(others) if len(others) == 1 else "another process"
         return f"{peer} closed its connection inside a collective (it died or is unreachable)", True
     if "RegisterTask" in text and "DEADLINE_EXCEEDED" in text:
