@@ -164,19 +164,25 @@ def test_a_signal_ends_a_sweep_with_one_line_and_the_resume_command(
     tmp_path, signum, status, stage
 ):
     """Ctrl-C, and SIGTERM alike (it used to end the sweep with 143 and no word), while the
-    grid compiles or runs."""
+    grid compiles or runs. The child starts with SIGINT's default action whatever this process
+    inherited (a shell ignores it in a background job, and an ignored signal stays ignored
+    across exec): a handler set here is reset to the default in the child."""
     args = [
         "--instances", "mu1", "--algorithms", "adap_tt", "--epsilons", "0.001",
         "--runs", "8", "--chunk-steps", "256", "--out", str(tmp_path / "out"),
     ]  # fmt: skip
     env = os.environ | {"JAX_PLATFORMS": "cpu", "PYTHONPATH": ROOT}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "experiments.sweep", *args],
-        cwd=ROOT,
-        env=env,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "experiments.sweep", *args],
+            cwd=ROOT,
+            env=env,
+            stderr=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+    finally:
+        signal.signal(signal.SIGINT, inherited)
     seen, deadline = b"", time.monotonic() + 120
     while stage not in seen and time.monotonic() < deadline:
         chunk = os.read(child.stderr.fileno(), 4096)
