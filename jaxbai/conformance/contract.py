@@ -51,7 +51,6 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import scipy.special
 
 from jaxbai import base
 from jaxbai.base import privacy
@@ -350,6 +349,8 @@ def _laplace_cdf(x: np.ndarray) -> np.ndarray:
 
 
 def _normal_cdf(x: np.ndarray) -> np.ndarray:
+    import scipy.special  # here, not at the top: it was a third of ``import jaxbai``'s own time
+
     return scipy.special.ndtr(x)
 
 
