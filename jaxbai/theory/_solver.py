@@ -137,19 +137,19 @@ def _rows(
         i1 = jnp.argmin(fm, axis=1)
         fm2 = jnp.where(idx[None, :] == i1[:, None], jnp.inf, fm)
         i2 = jnp.where(jnp.isfinite(jnp.min(fm2, axis=1)), jnp.argmin(fm2, axis=1), i1)
-        refined = []
-        for i in (i1, i2):
+
+        def obj(x):
+            return wb * _pair_cost(kind, mb, x, prm) + omega * _pair_cost(kind, mu, x, prm)
+
+        def refined(i):
+            if not refine:  # the optax steps only need a good soft-min gradient: grid minima
+                return jnp.take_along_axis(xg, i[:, None], 1)[:, 0]
             lo = jnp.take_along_axis(xg, jnp.maximum(i - 1, 0)[:, None], 1)[:, 0]
             hi = jnp.take_along_axis(xg, jnp.minimum(i + 1, n_grid - 1)[:, None], 1)[:, 0]
+            return _golden_min(obj, jnp.minimum(lo, hi), jnp.maximum(lo, hi))
 
-            def obj(x):
-                return wb * _pair_cost(kind, mb, x, prm) + omega * _pair_cost(kind, mu, x, prm)
-
-            if refine:
-                refined.append(_golden_min(obj, jnp.minimum(lo, hi), jnp.maximum(lo, hi)))
-            else:  # the optax steps only need a good soft-min gradient: grid minima suffice
-                refined.append(jnp.take_along_axis(xg, i[:, None], 1)[:, 0])
-        xr = jnp.stack(refined, axis=1)
+        # both local minima in one search (one copy of the golden-section loop in the program)
+        xr = jax.vmap(refined, out_axes=1)(jnp.stack([i1, i2]))
     elif kind == "tv":
         xr = jnp.stack([mu, jnp.broadcast_to(mb, mu.shape)], axis=1)
     elif kind == "private":
